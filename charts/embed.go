@@ -1,0 +1,69 @@
+// Package charts embeds the operator's Helm charts, one per kind, so that the
+// binary renders exactly what `helm template charts/<chart>` renders.
+package charts
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+)
+
+//go:embed all:llama-stack-distribution
+var files embed.FS
+
+// Chart is an embedded chart with a digest of its files.
+type Chart struct {
+	*chart.Chart
+	// Digest is the hex SHA-256 over the chart's file names and contents, in
+	// name order: it changes exactly when the chart's content changes.
+	Digest string
+}
+
+// Load loads the embedded chart of the given name (a folder under charts/).
+func Load(name string) (*Chart, error) {
+	var buffered []*loader.BufferedFile
+	err := fs.WalkDir(files, name, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := files.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := relPath(name, p)
+		buffered = append(buffered, &loader.BufferedFile{Name: rel, Data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chart %q is not embedded in this binary: %w", name, err)
+	}
+	sort.Slice(buffered, func(i, j int) bool { return buffered[i].Name < buffered[j].Name })
+	h := sha256.New()
+	for _, f := range buffered {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+		h.Write(f.Data)
+	}
+	c, err := loader.LoadFiles(buffered)
+	if err != nil {
+		return nil, fmt.Errorf("load chart %q: %w", name, err)
+	}
+	return &Chart{Chart: c, Digest: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func relPath(base, p string) (string, bool) {
+	prefix := path.Clean(base) + "/"
+	if len(p) > len(prefix) && p[:len(prefix)] == prefix {
+		return p[len(prefix):], true
+	}
+	return p, false
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+var errUsage = errors.New("usage")
+
+func runCommand(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
+	metricsAddr := fs.String("metrics-bind-address", ":8080", "address of the metrics endpoint; 0 disables it")
+	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
+	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+
+	ws, err := watches.Load(*watchesFile)
+	if err != nil {
+		return err
+	}
+	namespaces := watchNamespaces(os.Getenv("WATCH_NAMESPACE"))
+	cacheOpts, err := controller.CacheOptions(ws, namespaces)
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubernetes config: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  controller.Scheme(),
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress:  *probeAddr,
+		LeaderElection:          *leaderElect,
+		LeaderElectionID:        "ai-stack-operator.llamastack.io",
+		LeaderElectionNamespace: *leaderNS,
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := controller.SetupWithManager(mgr, ws); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting manager", "version", version.Version, "namespaces", namespaces, "kinds", len(ws))
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// watchNamespaces parses WATCH_NAMESPACE: empty means all namespaces.
+func watchNamespaces(v string) []string {
+	var out []string
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Defaults shared by the API, the translation layer and the chart.
+const (
+	// Kind is the kind name of this API.
+	Kind = "LlamaStackDistribution"
+	// DefaultContainerName is the server container's name when containerSpec.name is unset.
+	DefaultContainerName = "llama-stack"
+	// DefaultServerPort is the server port when containerSpec.port is unset.
+	DefaultServerPort int32 = 8321
+	// DefaultMountPath is where storage is mounted when storage.mountPath is unset.
+	DefaultMountPath = "/.llama"
+	// DefaultStorageSize is the PVC size when storage.size is unset.
+	DefaultStorageSize = "10Gi"
+)
+
+// LlamaStackDistributionSpec is the desired state of a Llama Stack server.
+type LlamaStackDistributionSpec struct {
+	// Replicas is the number of server pods.
+	// +kubebuilder:default:=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Server configures the Llama Stack server.
+	Server ServerSpec `json:"server"`
+}
+
+// ServerSpec configures the Llama Stack server.
+type ServerSpec struct {
+	// Distribution selects the server image, by distribution name or directly.
+	Distribution DistributionType `json:"distribution"`
+
+	// ContainerSpec configures the server container.
+	// +optional
+	ContainerSpec ContainerSpec `json:"containerSpec,omitempty"`
+
+	// Storage, when set, gives the server a PersistentVolumeClaim.
+	// +optional
+	Storage *StorageSpec `json:"storage,omitempty"`
+
+	// UserConfig names a ConfigMap with the server's run configuration (key config.yaml).
+	// +optional
+	UserConfig *UserConfigSpec `json:"userConfig,omitempty"`
+}
+
+// DistributionType selects the server image: exactly one of name or image.
+// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.image)",message="set exactly one of spec.server.distribution.name (a distribution name such as starter) or spec.server.distribution.image (a container image)"
+type DistributionType struct {
+	// Name is a distribution name that maps to a known image (for example starter).
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Image is a container image reference used as is.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Image string `json:"image,omitempty"`
+}
+
+// ContainerSpec configures the server container.
+type ContainerSpec struct {
+	// Name of the container.
+	// +kubebuilder:default:="llama-stack"
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Port the server listens on; 8321 when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// Resources of the server container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Env adds environment variables to the server container.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// Command overrides the image's entrypoint.
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Args overrides the image's arguments.
+	// +optional
+	Args []string `json:"args,omitempty"`
+}
+
+// StorageSpec gives the server a PersistentVolumeClaim.
+type StorageSpec struct {
+	// Size of the PersistentVolumeClaim; 10Gi when unset.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// MountPath is where the volume is mounted in the container; /.llama when unset.
+	// +optional
+	MountPath string `json:"mountPath,omitempty"`
+}
+
+// UserConfigSpec names the ConfigMap holding the server's run configuration.
+type UserConfigSpec struct {
+	// ConfigMapName is the name of the ConfigMap (key config.yaml).
+	// +kubebuilder:validation:MinLength=1
+	ConfigMapName string `json:"configMapName"`
+
+	// ConfigMapNamespace is the ConfigMap's namespace; the CR's namespace when unset.
+	// +optional
+	ConfigMapNamespace string `json:"configMapNamespace,omitempty"`
+}
+
+// DistributionPhase is the coarse state of a distribution.
+// +kubebuilder:validation:Enum=Pending;Initializing;Ready;Failed;Terminating
+type DistributionPhase string
+
+// Phases, as upstream.
+const (
+	PhasePending      DistributionPhase = "Pending"
+	PhaseInitializing DistributionPhase = "Initializing"
+	PhaseReady        DistributionPhase = "Ready"
+	PhaseFailed       DistributionPhase = "Failed"
+	PhaseTerminating  DistributionPhase = "Terminating"
+)
+
+// VersionInfo reports the versions behind a distribution.
+type VersionInfo struct {
+	// OperatorVersion is the version of the operator that last reconciled the distribution.
+	// +optional
+	OperatorVersion string `json:"operatorVersion,omitempty"`
+
+	// LlamaStackServerVersion is the version of the server, when known.
+	// +optional
+	LlamaStackServerVersion string `json:"llamaStackServerVersion,omitempty"`
+
+	// LastUpdated is when the version information last changed.
+	// +optional
+	LastUpdated *metav1.Time `json:"lastUpdated,omitempty"`
+}
+
+// DistributionConfig reports which distribution runs.
+type DistributionConfig struct {
+	// ActiveDistribution is the distribution name, or the image when given directly.
+	// +optional
+	ActiveDistribution string `json:"activeDistribution,omitempty"`
+
+	// AvailableDistributions maps the known distribution names to their images.
+	// +optional
+	AvailableDistributions map[string]string `json:"availableDistributions,omitempty"`
+}
+
+// LlamaStackDistributionStatus is the observed state of a distribution.
+type LlamaStackDistributionStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is the coarse state of the distribution.
+	// +optional
+	Phase DistributionPhase `json:"phase,omitempty"`
+
+	// Version reports the versions behind the distribution.
+	// +optional
+	Version VersionInfo `json:"version,omitempty"`
+
+	// DistributionConfig reports which distribution runs.
+	// +optional
+	DistributionConfig DistributionConfig `json:"distributionConfig,omitempty"`
+
+	// Conditions are the latest observations of the distribution's state.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// AvailableReplicas is the number of available server pods.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// ServiceURL is the in-cluster URL of the server.
+	// +optional
+	ServiceURL string `json:"serviceURL,omitempty"`
+
+	// RouteURL is the external URL of the server, when exposed.
+	// +optional
+	RouteURL string `json:"routeURL,omitempty"`
+}
+
+// LlamaStackDistribution runs a Llama Stack server.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=llsd
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Phase",type="string",JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Operator Version",type="string",JSONPath=".status.version.operatorVersion"
+// +kubebuilder:printcolumn:name="Server Version",type="string",JSONPath=".status.version.llamaStackServerVersion"
+// +kubebuilder:printcolumn:name="Available",type="integer",JSONPath=".status.availableReplicas"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type LlamaStackDistribution struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   LlamaStackDistributionSpec   `json:"spec"`
+	Status LlamaStackDistributionStatus `json:"status,omitempty"`
+}
+
+// LlamaStackDistributionList is a list of LlamaStackDistribution.
+//
+// +kubebuilder:object:root=true
+type LlamaStackDistributionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []LlamaStackDistribution `json:"items"`
+}

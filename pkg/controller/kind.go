@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// Kind adapts one custom resource kind to the generic release reconciler.
+type Kind interface {
+	// GroupVersionKind of the custom resource.
+	GroupVersionKind() schema.GroupVersionKind
+	// NewObject returns an empty typed object of the kind.
+	NewObject() client.Object
+	// ReleasePrefix starts the names of this kind's Helm releases.
+	ReleasePrefix() string
+	// OwnedTypes are the kinds of object the chart renders; they are cached by
+	// the managed-by label and trigger reconciles of their owner.
+	OwnedTypes() []client.Object
+	// Values translates the CR into chart values. Errors the user must fix in
+	// the CR are *values.FieldError.
+	Values(ctx context.Context, obj client.Object) (map[string]any, error)
+	// Conditions returns the CR's status conditions.
+	Conditions(obj client.Object) []metav1.Condition
+	// SetStatus computes the CR's status in place from the observation; it may
+	// read the rendered objects through reader (the label-limited cache).
+	SetStatus(ctx context.Context, reader client.Reader, obj client.Object, obs Observation) error
+}
+
+// Observation is what the reconciler learned in one pass, for SetStatus.
+type Observation struct {
+	// Failure is why the current spec could not be applied; nil when it was.
+	Failure *status.Failure
+	// Applied is true when a release exists (now or from an earlier spec).
+	Applied bool
+	// Objects are the objects of the release's manifest, by kind.
+	Objects []ObjectRef
+	// Now stamps condition transitions.
+	Now metav1.Time
+}
+
+// ObjectRef names one object of a release.
+type ObjectRef struct {
+	APIVersion, Kind, Name string
+}
+
+// Find returns the name of the first object of the kind, or "".
+func (o Observation) Find(kind string) string {
+	for _, r := range o.Objects {
+		if r.Kind == kind {
+			return r.Name
+		}
+	}
+	return ""
+}

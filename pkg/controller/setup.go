@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"fmt"
+
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// Scheme returns a scheme with the built-in types and the operator's APIs.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := llamav1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Kinds returns the adapters of every kind the operator knows, by GVK.
+func Kinds() map[schema.GroupVersionKind]Kind {
+	kinds := map[schema.GroupVersionKind]Kind{}
+	for _, k := range []Kind{
+		&LlamaStack{Distributions: distributions.Default(), OperatorVersion: version.Version},
+	} {
+		kinds[k.GroupVersionKind()] = k
+	}
+	return kinds
+}
+
+// KindFor returns the adapter of a watches.yaml entry's kind.
+func KindFor(w watches.Watch) (Kind, error) {
+	k, ok := Kinds()[w.GroupVersionKind()]
+	if !ok {
+		return nil, fmt.Errorf("watches.yaml lists %s, which this operator does not serve", w.GroupVersionKind())
+	}
+	return k, nil
+}
+
+// CacheOptions limits the cache of every rendered kind to the objects that
+// carry the operator's managed-by label: memory does not grow with unrelated
+// objects, and Secrets (Helm's release storage) are never cached at all.
+func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	for _, w := range ws {
+		k, err := KindFor(w)
+		if err != nil {
+			return opts, err
+		}
+		for _, t := range k.OwnedTypes() {
+			opts.ByObject[t] = cache.ByObject{Label: sel}
+		}
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts, nil
+}
+
+// SetupWithManager wires one reconciler per watches.yaml entry.
+func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch) error {
+	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper())
+	if err != nil {
+		return fmt.Errorf("helm action config: %w", err)
+	}
+	// Failure rollbacks are off: a failed upgrade stays failed, reported in
+	// status, and is retried with backoff instead of looping through rollbacks.
+	actions, err := helmclient.NewActionClientGetter(acg, helmclient.WithFailureRollbacks(false))
+	if err != nil {
+		return fmt.Errorf("helm action client: %w", err)
+	}
+	for _, w := range ws {
+		k, err := KindFor(w)
+		if err != nil {
+			return err
+		}
+		c, err := charts.Load(w.Chart)
+		if err != nil {
+			return err
+		}
+		r, err := NewReconciler(
+			WithClient(mgr.GetClient()),
+			WithKind(k),
+			WithChart(c),
+			WithActionClientGetter(actions),
+			WithEventRecorder(mgr.GetEventRecorderFor(ManagedBy)),
+			WithMaxReleaseHistory(w.MaxReleaseHistory),
+			WithReconcilePeriod(w.Period()),
+			WithMaxConcurrentReconciles(w.MaxConcurrentReconciles),
+		)
+		if err != nil {
+			return err
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("set up %s controller: %w", w.Kind, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package naming
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestReleaseName(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	tests := []struct {
+		name, prefix, in, want string
+	}{
+		{"short", "llsd", "demo", "llsd-demo"},
+		{"exactly the limit", "llsd", strings.Repeat("b", 48), "llsd-" + strings.Repeat("b", 48)},
+		{"over the limit", "llsd", long, "llsd-" + strings.Repeat("a", 39) + "-" + "11ee3912"},
+		{"cut at a dash", "llsd", strings.Repeat("c", 38) + "-" + strings.Repeat("d", 30), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ReleaseName(tt.prefix, tt.in)
+			assert.LessOrEqual(t, len(got), MaxReleaseNameLength)
+			assert.Empty(t, validation.IsDNS1123Subdomain(got))
+			assert.False(t, strings.Contains(got, "--"), got)
+			if tt.want != "" {
+				assert.Equal(t, tt.want, got)
+			}
+		})
+	}
+	assert.NotEqual(t, ReleaseName("llsd", long+"x"), ReleaseName("llsd", long+"y"), "long names must stay distinct")
+	assert.NotEqual(t, ReleaseName("llsd", "x"), ReleaseName("tas", "x"), "kinds must not share releases")
+}

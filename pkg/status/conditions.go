@@ -1,0 +1,54 @@
+package status
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types shared by the kinds.
+const (
+	// TypeReady says the workload serves the current spec.
+	TypeReady = "Ready"
+	// TypeReconciled says the chart was rendered and applied for the current spec.
+	TypeReconciled = "Reconciled"
+	// TypeDeploymentReady says the Deployment has its desired replicas available.
+	TypeDeploymentReady = "DeploymentReady"
+)
+
+// Failure is why the operator could not apply the current spec.
+type Failure struct {
+	// Reason is a CamelCase reason for the Reconciled condition (InvalidSpec, InstallFailed, ...).
+	Reason string
+	// Message names the field or object and the fix.
+	Message string
+}
+
+// Transition is a condition whose status changed, for an event.
+type Transition struct {
+	Condition metav1.Condition
+	// Previous is the status before, empty when the condition is new.
+	Previous metav1.ConditionStatus
+}
+
+// setCondition sets a condition, stamping observedGeneration, and keeps
+// lastTransitionTime when the status is unchanged.
+func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now metav1.Time) {
+	c.ObservedGeneration = generation
+	c.LastTransitionTime = now
+	meta.SetStatusCondition(conds, c)
+}
+
+// Transitions lists the conditions of after whose status differs from before, in after's order.
+func Transitions(before, after []metav1.Condition) []Transition {
+	var out []Transition
+	for _, c := range after {
+		prev := meta.FindStatusCondition(before, c.Type)
+		switch {
+		case prev == nil:
+			out = append(out, Transition{Condition: c})
+		case prev.Status != c.Status:
+			out = append(out, Transition{Condition: c, Previous: prev.Status})
+		}
+	}
+	return out
+}

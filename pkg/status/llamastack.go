@@ -1,0 +1,108 @@
+package status
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+)
+
+// LlamaStackObserved is what the controller saw in one reconcile.
+type LlamaStackObserved struct {
+	// Generation of the CR's spec.
+	Generation int64
+	// Replicas the spec asks for.
+	Replicas int32
+	// Deleting is true once the CR has a deletion timestamp.
+	Deleting bool
+	// Failure is why the current spec could not be applied; nil when it was.
+	Failure *Failure
+	// Applied is true once a release of the chart exists (now or earlier).
+	Applied bool
+	// Deployment is the rendered Deployment as read back, nil when absent.
+	Deployment *appsv1.Deployment
+	// ServiceURL is the in-cluster URL of the server.
+	ServiceURL string
+	// OperatorVersion is this operator's version.
+	OperatorVersion string
+	// ActiveDistribution is the distribution name, or the image when given directly.
+	ActiveDistribution string
+	// AvailableDistributions is the distribution table.
+	AvailableDistributions map[string]string
+	// Now stamps new transitions.
+	Now metav1.Time
+}
+
+// LlamaStack computes the new status from the previous one and the observation.
+func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackObserved) llamav1alpha1.LlamaStackDistributionStatus {
+	st := *prev.DeepCopy()
+	st.ObservedGeneration = obs.Generation
+	gen := obs.Generation
+
+	reconciled := metav1.Condition{Type: TypeReconciled, Status: metav1.ConditionTrue, Reason: "ReleaseApplied", Message: "the chart is applied for the current spec"}
+	if obs.Failure != nil {
+		reconciled = metav1.Condition{Type: TypeReconciled, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: obs.Failure.Message}
+	}
+	setCondition(&st.Conditions, reconciled, gen, obs.Now)
+
+	deploymentReady := deploymentCondition(obs.Deployment, obs.Replicas)
+	setCondition(&st.Conditions, deploymentReady, gen, obs.Now)
+
+	ready := metav1.Condition{Type: TypeReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "the server runs the current spec"}
+	switch {
+	case obs.Failure != nil:
+		ready = metav1.Condition{Type: TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Message}
+	case deploymentReady.Status != metav1.ConditionTrue:
+		ready = metav1.Condition{Type: TypeReady, Status: metav1.ConditionFalse, Reason: deploymentReady.Reason, Message: deploymentReady.Message}
+	}
+	setCondition(&st.Conditions, ready, gen, obs.Now)
+
+	st.AvailableReplicas = 0
+	if obs.Deployment != nil {
+		st.AvailableReplicas = obs.Deployment.Status.AvailableReplicas
+	}
+	st.ServiceURL = obs.ServiceURL
+
+	switch {
+	case obs.Deleting:
+		st.Phase = llamav1alpha1.PhaseTerminating
+	case obs.Failure != nil:
+		st.Phase = llamav1alpha1.PhaseFailed
+	case ready.Status == metav1.ConditionTrue:
+		st.Phase = llamav1alpha1.PhaseReady
+	case obs.Applied:
+		st.Phase = llamav1alpha1.PhaseInitializing
+	default:
+		st.Phase = llamav1alpha1.PhasePending
+	}
+
+	st.DistributionConfig.ActiveDistribution = obs.ActiveDistribution
+	st.DistributionConfig.AvailableDistributions = obs.AvailableDistributions
+	if st.Version.OperatorVersion != obs.OperatorVersion {
+		st.Version.OperatorVersion = obs.OperatorVersion
+		now := obs.Now
+		st.Version.LastUpdated = &now
+	}
+	return st
+}
+
+func deploymentCondition(d *appsv1.Deployment, desired int32) metav1.Condition {
+	c := metav1.Condition{Type: TypeDeploymentReady}
+	switch {
+	case d == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "DeploymentNotFound", "the Deployment does not exist yet"
+	case d.Status.ObservedGeneration < d.Generation:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "RolloutInProgress", "the Deployment controller has not yet observed the latest spec"
+	case desired == 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "ScaledToZero", "0 replicas requested"
+	case d.Status.UpdatedReplicas < desired || d.Status.AvailableReplicas < desired:
+		c.Status, c.Reason = metav1.ConditionFalse, "ReplicasUnavailable"
+		c.Message = fmt.Sprintf("%d of %d replicas updated and available", min(d.Status.UpdatedReplicas, d.Status.AvailableReplicas), desired)
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, "MinimumReplicasAvailable"
+		c.Message = fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, desired)
+	}
+	return c
+}

@@ -1,0 +1,90 @@
+package status
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+)
+
+var (
+	t0 = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 = metav1.NewTime(t0.Add(time.Minute))
+)
+
+func dep(gen, observed int64, updated, available int32) *appsv1.Deployment {
+	d := &appsv1.Deployment{}
+	d.Generation = gen
+	d.Status.ObservedGeneration = observed
+	d.Status.UpdatedReplicas = updated
+	d.Status.AvailableReplicas = available
+	return d
+}
+
+func TestLlamaStackPhases(t *testing.T) {
+	tests := []struct {
+		name      string
+		obs       LlamaStackObserved
+		phase     llamav1alpha1.DistributionPhase
+		ready     metav1.ConditionStatus
+		depReason string
+	}{
+		{"nothing yet", LlamaStackObserved{Replicas: 1}, llamav1alpha1.PhasePending, metav1.ConditionFalse, "DeploymentNotFound"},
+		{"applied, no pods", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "ReplicasUnavailable"},
+		{"rollout not observed", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(2, 1, 1, 1)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
+		{"ready", LlamaStackObserved{Replicas: 2, Applied: true, Deployment: dep(1, 1, 2, 2)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "MinimumReplicasAvailable"},
+		{"scaled to zero", LlamaStackObserved{Replicas: 0, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "ScaledToZero"},
+		{"invalid spec keeps the old pods", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Failure: &Failure{Reason: "InvalidSpec", Message: "bad"}}, llamav1alpha1.PhaseFailed, metav1.ConditionFalse, "MinimumReplicasAvailable"},
+		{"deleting", LlamaStackObserved{Replicas: 1, Applied: true, Deleting: true}, llamav1alpha1.PhaseTerminating, metav1.ConditionFalse, "DeploymentNotFound"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.obs.Generation = 4
+			tt.obs.Now = t0
+			st := LlamaStack(llamav1alpha1.LlamaStackDistributionStatus{}, tt.obs)
+			assert.Equal(t, tt.phase, st.Phase)
+			assert.Equal(t, int64(4), st.ObservedGeneration)
+			ready := meta.FindStatusCondition(st.Conditions, TypeReady)
+			require.NotNil(t, ready)
+			assert.Equal(t, tt.ready, ready.Status)
+			assert.Equal(t, int64(4), ready.ObservedGeneration)
+			assert.Equal(t, tt.depReason, meta.FindStatusCondition(st.Conditions, TypeDeploymentReady).Reason)
+			reconciled := meta.FindStatusCondition(st.Conditions, TypeReconciled)
+			if tt.obs.Failure != nil {
+				assert.Equal(t, metav1.ConditionFalse, reconciled.Status)
+				assert.Equal(t, tt.obs.Failure.Reason, reconciled.Reason)
+				assert.Equal(t, tt.obs.Failure.Reason, ready.Reason)
+			} else {
+				assert.Equal(t, metav1.ConditionTrue, reconciled.Status)
+			}
+		})
+	}
+}
+
+func TestLlamaStackIsStableAndKeepsTransitionTimes(t *testing.T) {
+	obs := LlamaStackObserved{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0), OperatorVersion: "v1", ServiceURL: "http://x", Now: t0}
+	first := LlamaStack(llamav1alpha1.LlamaStackDistributionStatus{}, obs)
+
+	obs.Now = t1
+	again := LlamaStack(first, obs)
+	assert.Equal(t, first, again, "an unchanged observation must give an identical status")
+
+	obs.Deployment = dep(1, 1, 1, 1)
+	ready := LlamaStack(again, obs)
+	assert.Equal(t, t1, meta.FindStatusCondition(ready.Conditions, TypeReady).LastTransitionTime)
+	assert.Equal(t, t0, meta.FindStatusCondition(ready.Conditions, TypeReconciled).LastTransitionTime, "unchanged conditions keep their time")
+	assert.Equal(t, int32(1), ready.AvailableReplicas)
+	assert.Equal(t, &t0, ready.Version.LastUpdated)
+
+	tr := Transitions(again.Conditions, ready.Conditions)
+	require.Len(t, tr, 2)
+	assert.Equal(t, TypeDeploymentReady, tr[0].Condition.Type)
+	assert.Equal(t, metav1.ConditionFalse, tr[0].Previous)
+	assert.Equal(t, TypeReady, tr[1].Condition.Type)
+}
