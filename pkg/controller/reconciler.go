@@ -74,7 +74,9 @@ func WithActionClientGetter(g helmclient.ActionClientGetter) Option {
 }
 
 // WithEventRecorder sets the event recorder.
-func WithEventRecorder(rec record.EventRecorder) Option { return func(r *Reconciler) { r.recorder = rec } }
+func WithEventRecorder(rec record.EventRecorder) Option {
+	return func(r *Reconciler) { r.recorder = rec }
+}
 
 // WithMaxReleaseHistory caps the release revisions Helm keeps.
 func WithMaxReleaseHistory(n int) Option { return func(r *Reconciler) { r.maxHistory = n } }
