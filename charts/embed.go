@@ -8,8 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -40,8 +40,7 @@ func Load(name string) (*Chart, error) {
 		if err != nil {
 			return err
 		}
-		rel, _ := relPath(name, p)
-		buffered = append(buffered, &loader.BufferedFile{Name: rel, Data: data})
+		buffered = append(buffered, &loader.BufferedFile{Name: strings.TrimPrefix(p, name+"/"), Data: data})
 		return nil
 	})
 	if err != nil {
@@ -58,12 +57,4 @@ func Load(name string) (*Chart, error) {
 		return nil, fmt.Errorf("load chart %q: %w", name, err)
 	}
 	return &Chart{Chart: c, Digest: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-func relPath(base, p string) (string, bool) {
-	prefix := path.Clean(base) + "/"
-	if len(p) > len(prefix) && p[:len(prefix)] == prefix {
-		return p[len(prefix):], true
-	}
-	return p, false
 }

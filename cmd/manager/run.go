@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
@@ -44,33 +42,19 @@ func runCommand(args []string, stderr io.Writer) error {
 		return err
 	}
 	namespaces := watchNamespaces(os.Getenv("WATCH_NAMESPACE"))
-	cacheOpts, err := controller.CacheOptions(ws, namespaces)
-	if err != nil {
-		return err
-	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("kubernetes config: %w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  controller.Scheme(),
-		Cache:                   cacheOpts,
-		Metrics:                 metricsserver.Options{BindAddress: *metricsAddr},
-		HealthProbeBindAddress:  *probeAddr,
+	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
+		Watches:                 ws,
+		Namespaces:              namespaces,
+		MetricsAddr:             *metricsAddr,
+		ProbeAddr:               *probeAddr,
 		LeaderElection:          *leaderElect,
-		LeaderElectionID:        "ai-stack-operator.llamastack.io",
 		LeaderElectionNamespace: *leaderNS,
 	})
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
-	}
-	if err := controller.SetupWithManager(mgr, ws); err != nil {
-		return err
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
 	log.Info("starting manager", "version", version.Version, "namespaces", namespaces, "kinds", len(ws))

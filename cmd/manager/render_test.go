@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// renderFile runs `manager render` on a file, from the repository root's point of view.
+func renderFile(t *testing.T, file string, extra ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args := append([]string{"render", "-f", file, "--watches-file", filepath.Join("..", "..", "watches.yaml")}, extra...)
+	code := Main(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestGolden pins the manifests rendered for each sample and test CR.
+func TestGolden(t *testing.T) {
+	inputs, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*_*.yaml"))
+	require.NoError(t, err)
+	more, err := filepath.Glob(filepath.Join("testdata", "*.cr.yaml"))
+	require.NoError(t, err)
+	inputs = append(inputs, more...)
+	require.NotEmpty(t, inputs)
+
+	type variant struct {
+		suffix string
+		flags  []string
+	}
+	for _, in := range inputs {
+		for _, v := range []variant{{"", nil}, {".openshift", []string{"--openshift"}}} {
+			base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in), ".yaml"), ".cr")
+			golden := filepath.Join("testdata", "golden", base+v.suffix+".yaml")
+			t.Run(base+v.suffix, func(t *testing.T) {
+				out, errOut, code := renderFile(t, in, v.flags...)
+				require.Equal(t, 0, code, errOut)
+				if *update {
+					require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+					require.NoError(t, os.WriteFile(golden, []byte(out), 0o644))
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err, "run `make update-golden` to create it")
+				assert.Equal(t, string(want), out, "rendered output changed; review and run `make update-golden`")
+
+				again, _, _ := renderFile(t, in, v.flags...)
+				assert.Equal(t, out, again, "rendering must be deterministic")
+			})
+		}
+	}
+}
+
+func TestRenderPrintsDeploymentAndService(t *testing.T) {
+	out, errOut, code := renderFile(t, filepath.Join("testdata", "minimal.cr.yaml"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "kind: Deployment\nmetadata:\n  name: minimal\n")
+	assert.Contains(t, out, "kind: Service\nmetadata:\n  name: minimal-service\n")
+	assert.Contains(t, out, "replicas: 1\n", "CRD defaults apply offline as on the server")
+	assert.NotContains(t, out, "PersistentVolumeClaim")
+}
+
+func TestRenderErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	tests := []struct {
+		name, content, want string
+	}{
+		{"unknown distribution", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: nope}}}\n", "spec.server.distribution.name: unknown distribution \"nope\"; valid names:"},
+		{"unknown kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "is not a kind this operator serves"},
+		{"unknown field", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, nope: 1}}\n", "unknown field"},
+		{"no name", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nspec: {server: {distribution: {name: starter}}}\n", "metadata.name is required"},
+		{"empty", "", "the input holds no CR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := renderFile(t, write(strings.ReplaceAll(tt.name, " ", "-")+".yaml", tt.content))
+			assert.Equal(t, 1, code)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 2, Main([]string{"render"}, strings.NewReader(""), &out, &errOut), "render without -f is a usage error")
+	assert.Equal(t, 2, Main([]string{"frobnicate"}, strings.NewReader(""), &out, &errOut))
+}
+
+func TestVersion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, Main([]string{"version"}, strings.NewReader(""), &out, &errOut))
+	assert.NotEmpty(t, strings.TrimSpace(out.String()))
+}

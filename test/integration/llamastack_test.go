@@ -1,0 +1,344 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+func condition(cr *llamav1alpha1.LlamaStackDistribution, t string) *metav1.Condition {
+	return meta.FindStatusCondition(cr.Status.Conditions, t)
+}
+
+// waitPhase waits for the CR to reach a phase at its current generation.
+func waitPhase(t *testing.T, ns, name string, phase llamav1alpha1.DistributionPhase) *llamav1alpha1.LlamaStackDistribution {
+	t.Helper()
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	eventually(t, fmt.Sprintf("%s/%s phase %s", ns, name, phase), func() error {
+		if err := get(ns, name, cr); err != nil {
+			return err
+		}
+		if cr.Status.ObservedGeneration != cr.Generation || cr.Status.Phase != phase {
+			return fmt.Errorf("phase %q at generation %d/%d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, cr.Generation, cr.Status.Conditions)
+		}
+		return nil
+	})
+	return cr
+}
+
+func TestCreateRendersEveryObject(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "demo")
+	size := resource.MustParse("5Gi")
+	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &size}
+	cr.Spec.Server.ContainerSpec.Env = []corev1.EnvVar{{Name: "INFERENCE_MODEL", Value: "llama3.2:1b"}}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+
+	got := waitPhase(t, ns, "demo", llamav1alpha1.PhaseInitializing)
+	assert.Contains(t, got.Finalizers, controller.Finalizer)
+	assert.Equal(t, "http://demo-service."+ns+".svc.cluster.local:8321", got.Status.ServiceURL)
+	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status)
+	assert.Equal(t, metav1.ConditionFalse, condition(got, status.TypeDeploymentReady).Status)
+	assert.Equal(t, "starter", got.Status.DistributionConfig.ActiveDistribution)
+	assert.NotEmpty(t, got.Status.Version.OperatorVersion)
+	for _, c := range got.Status.Conditions {
+		assert.Equal(t, got.Generation, c.ObservedGeneration, c.Type)
+	}
+
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "demo", dep))
+	assert.Equal(t, distributions.Default()["starter"], dep.Spec.Template.Spec.Containers[0].Image)
+	assert.Equal(t, int32(1), *dep.Spec.Replicas)
+	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type, "RWO storage needs Recreate")
+	assert.Equal(t, "ai-stack-operator", dep.Labels["app.kubernetes.io/managed-by"])
+	assert.Equal(t, map[string]string{"app": "llama-stack", "app.kubernetes.io/instance": "demo"}, dep.Spec.Selector.MatchLabels)
+	assert.Equal(t, "demo-sa", dep.Spec.Template.Spec.ServiceAccountName)
+	assert.Contains(t, dep.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "INFERENCE_MODEL", Value: "llama3.2:1b"})
+	require.Len(t, dep.OwnerReferences, 1)
+	assert.Equal(t, "LlamaStackDistribution", dep.OwnerReferences[0].Kind)
+	assert.Equal(t, got.UID, dep.OwnerReferences[0].UID)
+	assert.True(t, *dep.OwnerReferences[0].Controller)
+
+	svc := &corev1.Service{}
+	require.NoError(t, get(ns, "demo-service", svc))
+	require.Len(t, svc.Spec.Ports, 1)
+	assert.Equal(t, "http", svc.Spec.Ports[0].Name)
+	assert.Equal(t, int32(8321), svc.Spec.Ports[0].Port)
+
+	require.NoError(t, get(ns, "demo-sa", &corev1.ServiceAccount{}))
+	pvc := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, get(ns, "demo-pvc", pvc))
+	assert.Equal(t, "5Gi", ptr.To(pvc.Spec.Resources.Requests[corev1.ResourceStorage]).String())
+
+	secrets := releaseSecrets(t, ns, "llsd-demo")
+	require.Len(t, secrets, 1)
+	assert.Equal(t, "sh.helm.release.v1.llsd-demo.v1", secrets[0].Name)
+	assert.Equal(t, "ai-stack-operator", secrets[0].Labels["app.kubernetes.io/managed-by"])
+	eventually(t, "Installed event", func() error { return hasReason(t, ns, "demo", "Installed") })
+}
+
+func TestUpdateIsFollowedAndReadyFollowsTheDeployment(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "upd")))
+	waitPhase(t, ns, "upd", llamav1alpha1.PhaseInitializing)
+
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "upd", cr))
+	orig := cr.DeepCopy()
+	cr.Spec.Replicas = 2
+	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/example/llama:v2"}
+	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+
+	dep := &appsv1.Deployment{}
+	eventually(t, "the Deployment to follow the CR", func() error {
+		if err := get(ns, "upd", dep); err != nil {
+			return err
+		}
+		if *dep.Spec.Replicas != 2 || dep.Spec.Template.Spec.Containers[0].Image != "quay.io/example/llama:v2" {
+			return fmt.Errorf("replicas %d image %s", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
+		}
+		return nil
+	})
+	assert.Len(t, releaseSecrets(t, ns, "llsd-upd"), 2, "one upgrade, two revisions")
+
+	// No kubelet here: play the Deployment controller.
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
+	require.NoError(t, k8s.Status().Update(context.Background(), dep))
+	ready := waitPhase(t, ns, "upd", llamav1alpha1.PhaseReady)
+	assert.Equal(t, int32(2), ready.Status.AvailableReplicas)
+	assert.Equal(t, metav1.ConditionTrue, condition(ready, status.TypeReady).Status)
+	eventually(t, "a Ready event", func() error { return hasReason(t, ns, "upd", "Ready") })
+}
+
+// reconcileCount sums controller-runtime's reconcile counter of the kind's controller.
+func reconcileCount(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	require.NoError(t, err)
+	var total float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == "llamastackdistribution" {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+func TestUnchangedCRWritesNothing(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "quiet")))
+	waitPhase(t, ns, "quiet", llamav1alpha1.PhaseInitializing)
+	// Let the reconciles that the status write itself caused pass.
+	time.Sleep(2 * reconcilePeriod)
+
+	versions := func() map[string]string {
+		out := map[string]string{}
+		for name, obj := range map[string]client.Object{
+			"quiet":         &llamav1alpha1.LlamaStackDistribution{},
+			"quiet-deploy":  &appsv1.Deployment{},
+			"quiet-service": &corev1.Service{},
+			"quiet-sa":      &corev1.ServiceAccount{},
+		} {
+			key := strings.TrimSuffix(name, "-deploy")
+			require.NoError(t, get(ns, key, obj))
+			out[name] = obj.GetResourceVersion()
+		}
+		for _, s := range releaseSecrets(t, ns, "llsd-quiet") {
+			out[s.Name] = s.ResourceVersion
+		}
+		return out
+	}
+	before := versions()
+	reconcilesBefore := reconcileCount(t)
+	time.Sleep(10 * reconcilePeriod)
+	assert.GreaterOrEqual(t, reconcileCount(t)-reconcilesBefore, 5.0, "the CR must have been reconciled several times")
+	assert.Equal(t, before, versions(), "reconciling an unchanged CR must write nothing")
+}
+
+func TestDriftIsRepaired(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "drift")))
+	waitPhase(t, ns, "drift", llamav1alpha1.PhaseInitializing)
+
+	require.NoError(t, k8s.Delete(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift-service"}}))
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "drift", dep))
+	orig := dep.DeepCopy()
+	dep.Spec.Replicas = ptr.To(int32(5))
+	require.NoError(t, k8s.Patch(context.Background(), dep, client.MergeFrom(orig)))
+
+	eventually(t, "the Service to come back", func() error { return get(ns, "drift-service", &corev1.Service{}) })
+	eventually(t, "the Deployment's replicas to be restored", func() error {
+		if err := get(ns, "drift", dep); err != nil {
+			return err
+		}
+		if *dep.Spec.Replicas != 1 {
+			return fmt.Errorf("replicas %d", *dep.Spec.Replicas)
+		}
+		return nil
+	})
+	assert.Len(t, releaseSecrets(t, ns, "llsd-drift"), 1, "drift repair is not an upgrade")
+}
+
+func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "del")
+	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitPhase(t, ns, "del", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, get(ns, "del-pvc", &corev1.PersistentVolumeClaim{}))
+
+	require.NoError(t, k8s.Delete(context.Background(), cr))
+	eventually(t, "the CR to be gone", func() error { return gone(ns, "del", &llamav1alpha1.LlamaStackDistribution{}) })
+	for name, obj := range map[string]client.Object{
+		"del":         &appsv1.Deployment{},
+		"del-service": &corev1.Service{},
+		"del-sa":      &corev1.ServiceAccount{},
+	} {
+		require.NoError(t, gone(ns, name, obj))
+	}
+	// No kubelet or PVC protection controller here, but the delete was sent:
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := get(ns, "del-pvc", pvc); err == nil {
+		assert.NotNil(t, pvc.DeletionTimestamp, "the PVC must at least be deleting")
+	}
+	assert.Empty(t, releaseSecrets(t, ns, "llsd-del"))
+}
+
+func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "bad")))
+	waitPhase(t, ns, "bad", llamav1alpha1.PhaseInitializing)
+
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "bad", cr))
+	orig := cr.DeepCopy()
+	cr.Spec.Server.Distribution.Name = "no-such-distribution"
+	cr.Spec.Replicas = 3
+	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+
+	failed := waitPhase(t, ns, "bad", llamav1alpha1.PhaseFailed)
+	c := condition(failed, status.TypeReconciled)
+	assert.Equal(t, "InvalidSpec", c.Reason)
+	assert.Contains(t, c.Message, "spec.server.distribution.name")
+	assert.Contains(t, c.Message, "valid names: ")
+	assert.Contains(t, c.Message, "starter")
+	eventually(t, "an InvalidSpec event", func() error { return hasReason(t, ns, "bad", "InvalidSpec") })
+
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "bad", dep))
+	assert.Equal(t, int32(1), *dep.Spec.Replicas, "the last good state keeps running")
+	assert.Len(t, releaseSecrets(t, ns, "llsd-bad"), 1)
+
+	require.NoError(t, get(ns, "bad", cr))
+	orig = cr.DeepCopy()
+	cr.Spec.Server.Distribution.Name = "starter"
+	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+	waitPhase(t, ns, "bad", llamav1alpha1.PhaseInitializing)
+	eventually(t, "the fixed spec to apply", func() error {
+		if err := get(ns, "bad", dep); err != nil {
+			return err
+		}
+		if *dep.Spec.Replicas != 3 {
+			return fmt.Errorf("replicas %d", *dep.Spec.Replicas)
+		}
+		return nil
+	})
+}
+
+func TestAPIRejectsNameAndImageTogether(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "both")
+	cr.Spec.Server.Distribution.Image = "quay.io/example/llama:v1"
+	err := k8s.Create(context.Background(), cr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "set exactly one of spec.server.distribution.name")
+
+	cr = newLLSD(ns, "neither")
+	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{}
+	err = k8s.Create(context.Background(), cr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "set exactly one of spec.server.distribution.name")
+}
+
+func TestPendingReleaseIsRepaired(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "stuck")))
+	waitPhase(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
+
+	// Play an operator killed in the middle of an upgrade: the latest
+	// revision is left pending-upgrade, which blocks every Helm action.
+	store := driver.NewSecrets(clientset.CoreV1().Secrets(ns))
+	rel, err := store.Get("sh.helm.release.v1.llsd-stuck.v1")
+	require.NoError(t, err)
+	rel.Info.Status = release.StatusPendingUpgrade
+	require.NoError(t, store.Update("sh.helm.release.v1.llsd-stuck.v1", rel))
+
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "stuck", cr))
+	orig := cr.DeepCopy()
+	cr.Spec.Replicas = 2
+	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+
+	dep := &appsv1.Deployment{}
+	eventually(t, "the upgrade to go through", func() error {
+		if err := get(ns, "stuck", dep); err != nil {
+			return err
+		}
+		if *dep.Spec.Replicas != 2 {
+			return fmt.Errorf("replicas %d", *dep.Spec.Replicas)
+		}
+		return nil
+	})
+	eventually(t, "a ReleaseRepaired event", func() error { return hasReason(t, ns, "stuck", "ReleaseRepaired") })
+	got := waitPhase(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
+	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status)
+}
+
+func TestLongNamesGiveValidChildNames(t *testing.T) {
+	ns := newNamespace(t)
+	name := strings.Repeat("l", 70)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, name)))
+	got := waitPhase(t, ns, name, llamav1alpha1.PhaseInitializing)
+	assert.Contains(t, got.Status.ServiceURL, "-service."+ns)
+	list := &corev1.ServiceList{}
+	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(ns)))
+	require.Len(t, list.Items, 1)
+	assert.LessOrEqual(t, len(list.Items[0].Name), 63)
+	assert.True(t, strings.HasSuffix(list.Items[0].Name, "-service"))
+}
