@@ -23,7 +23,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== starting a local control plane (kube-apiserver $("$assets/kube-apiserver" --version | cut -d' ' -f2), etcd)"
-go run ./hack/controlplane -kubeconfig "$KUBECONFIG" >"$demo/controlplane.log" 2>&1 &
+go build -o bin/controlplane ./hack/controlplane
+bin/controlplane -out "$KUBECONFIG" >"$demo/controlplane.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 120); do
   [[ -s "$KUBECONFIG" ]] && kubectl get --raw /readyz >/dev/null 2>&1 && break

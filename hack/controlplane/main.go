@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", ".demo/kubeconfig", "where to write the kubeconfig")
+	kubeconfig := flag.String("out", ".demo/kubeconfig", "where to write the kubeconfig")
 	crds := flag.String("crds", "config/crd/bases", "folder of CRDs to install")
 	flag.Parse()
 
