@@ -33,6 +33,7 @@ func TestChartDefaultsRender(t *testing.T) {
 	assert.Contains(t, out, "name: plain-service")
 	assert.Contains(t, out, "name: plain-sa")
 	assert.Contains(t, out, `app.kubernetes.io/managed-by: "Helm"`)
+	assert.NotContains(t, out, "ai-stack-operator.io/managed")
 	assert.NotContains(t, out, "PersistentVolumeClaim")
 
 	withStorage, err := render.Render(c.Chart, map[string]any{"storage": map[string]any{"enabled": true}}, render.Options{ReleaseName: "plain", Namespace: "default"})

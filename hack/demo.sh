@@ -47,7 +47,7 @@ done
 
 echo
 echo "== what the operator created (namespace demo)"
-kubectl get deployments,services,serviceaccounts,persistentvolumeclaims -n demo -l app.kubernetes.io/managed-by=ai-stack-operator
+kubectl get deployments,services,serviceaccounts,persistentvolumeclaims -n demo -l ai-stack-operator.io/managed=true
 echo
 echo "== the Helm releases (Secrets, label owner=helm)"
 kubectl get secrets -n demo -l owner=helm -L name,status,version

@@ -19,7 +19,7 @@ type Kind interface {
 	// ReleasePrefix starts the names of this kind's Helm releases.
 	ReleasePrefix() string
 	// OwnedTypes are the kinds of object the chart renders; they are cached by
-	// the managed-by label and trigger reconciles of their owner.
+	// the operator's label (LabelManaged) and trigger reconciles of their owner.
 	OwnedTypes() []client.Object
 	// Values translates the CR into chart values. Errors the user must fix in
 	// the CR are *values.FieldError.

@@ -47,7 +47,7 @@ func (*LlamaStack) OwnedTypes() []client.Object {
 func (k *LlamaStack) Values(_ context.Context, obj client.Object) (map[string]any, error) {
 	v, err := values.LlamaStack(obj.(*llamav1alpha1.LlamaStackDistribution), values.LlamaStackInputs{
 		Distributions: k.Distributions,
-		ManagedBy:     ManagedBy,
+		CommonLabels:  map[string]string{LabelManaged: "true"},
 	})
 	if err != nil {
 		return nil, err

@@ -31,10 +31,13 @@ import (
 )
 
 const (
-	// ManagedBy is the app.kubernetes.io/managed-by value on everything the operator renders.
+	// ManagedBy names the operator in events, descriptions and field managers.
 	ManagedBy = "ai-stack-operator"
-	// LabelManagedBy is the label the operator's caches select on.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// LabelManaged ("true") marks every object the operator renders and every
+	// release Secret; the operator's caches select on it. (Helm itself sets
+	// app.kubernetes.io/managed-by=Helm on every object it applies, so that
+	// label cannot be ours.)
+	LabelManaged = "ai-stack-operator.io/managed"
 	// Finalizer makes deletion of a CR wait for its release's uninstall.
 	Finalizer = "ai-stack-operator.io/uninstall"
 	// LabelChartDigest on a release records the digest of the chart it was rendered from.
@@ -191,7 +194,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // values or the chart differ from the deployed release's, so that an
 // unchanged CR costs reads only.
 func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*status.Failure, error) {
-	labels := map[string]string{LabelManagedBy: ManagedBy, LabelChartDigest: r.chart.Digest[:32]}
+	labels := map[string]string{LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32]}
 	last, err := ac.Get(relName)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {

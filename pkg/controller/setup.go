@@ -55,10 +55,10 @@ func KindFor(w watches.Watch) (Kind, error) {
 }
 
 // CacheOptions limits the cache of every rendered kind to the objects that
-// carry the operator's managed-by label: memory does not grow with unrelated
+// carry the operator's label (LabelManaged): memory does not grow with unrelated
 // objects, and Secrets (Helm's release storage) are never cached at all.
 func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error) {
-	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy})
+	sel := labels.SelectorFromSet(labels.Set{LabelManaged: "true"})
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
 	for _, w := range ws {
 		k, err := KindFor(w)

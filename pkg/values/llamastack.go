@@ -14,15 +14,15 @@ import (
 type LlamaStackInputs struct {
 	// Distributions maps distribution names to images.
 	Distributions distributions.Table
-	// ManagedBy is the value of the app.kubernetes.io/managed-by label.
-	ManagedBy string
+	// CommonLabels are added to every rendered object.
+	CommonLabels map[string]string
 }
 
 // LlamaStackValues are the values of the llama-stack-distribution chart
 // (charts/llama-stack-distribution/values.yaml documents each one).
 type LlamaStackValues struct {
 	Name           string            `json:"name"`
-	ManagedBy      string            `json:"managedBy,omitempty"`
+	CommonLabels   map[string]string `json:"commonLabels,omitempty"`
 	Replicas       int32             `json:"replicas"`
 	Image          string            `json:"image"`
 	Container      Container         `json:"container"`
@@ -58,9 +58,9 @@ func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (
 	spec := cr.Spec
 	server := spec.Server
 	v := &LlamaStackValues{
-		Name:      cr.Name,
-		ManagedBy: in.ManagedBy,
-		Replicas:  spec.Replicas,
+		Name:         cr.Name,
+		CommonLabels: in.CommonLabels,
+		Replicas:     spec.Replicas,
 		Container: Container{
 			Name:    server.ContainerSpec.Name,
 			Port:    server.ContainerSpec.Port,

@@ -31,15 +31,15 @@ func cr(mut func(*llamav1alpha1.LlamaStackDistribution)) *llamav1alpha1.LlamaSta
 }
 
 func TestLlamaStackDefaults(t *testing.T) {
-	v, err := LlamaStack(cr(nil), LlamaStackInputs{Distributions: table, ManagedBy: "op"})
+	v, err := LlamaStack(cr(nil), LlamaStackInputs{Distributions: table, CommonLabels: map[string]string{"k": "v"}})
 	require.NoError(t, err)
 	assert.Equal(t, &LlamaStackValues{
-		Name:      "demo",
-		ManagedBy: "op",
-		Replicas:  1,
-		Image:     "example.com/starter:1.0",
-		Container: Container{Name: "llama-stack", Port: 8321},
-		Storage:   Storage{MountPath: "/.llama"},
+		Name:         "demo",
+		CommonLabels: map[string]string{"k": "v"},
+		Replicas:     1,
+		Image:        "example.com/starter:1.0",
+		Container:    Container{Name: "llama-stack", Port: 8321},
+		Storage:      Storage{MountPath: "/.llama"},
 	}, v)
 }
 

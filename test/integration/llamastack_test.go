@@ -71,7 +71,8 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	assert.Equal(t, distributions.Default()["starter"], dep.Spec.Template.Spec.Containers[0].Image)
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
 	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type, "RWO storage needs Recreate")
-	assert.Equal(t, "ai-stack-operator", dep.Labels["app.kubernetes.io/managed-by"])
+	assert.Equal(t, "true", dep.Labels[controller.LabelManaged])
+	assert.Equal(t, "Helm", dep.Labels["app.kubernetes.io/managed-by"])
 	assert.Equal(t, map[string]string{"app": "llama-stack", "app.kubernetes.io/instance": "demo"}, dep.Spec.Selector.MatchLabels)
 	assert.Equal(t, "demo-sa", dep.Spec.Template.Spec.ServiceAccountName)
 	assert.Contains(t, dep.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "INFERENCE_MODEL", Value: "llama3.2:1b"})
@@ -94,7 +95,7 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	secrets := releaseSecrets(t, ns, "llsd-demo")
 	require.Len(t, secrets, 1)
 	assert.Equal(t, "sh.helm.release.v1.llsd-demo.v1", secrets[0].Name)
-	assert.Equal(t, "ai-stack-operator", secrets[0].Labels["app.kubernetes.io/managed-by"])
+	assert.Equal(t, "true", secrets[0].Labels[controller.LabelManaged])
 	eventually(t, "Installed event", func() error { return hasReason(t, ns, "demo", "Installed") })
 }
 
@@ -185,9 +186,11 @@ func TestUnchangedCRWritesNothing(t *testing.T) {
 	}
 	before := versions()
 	reconcilesBefore := reconcileCount(t)
+	writesBefore := operatorWrites.Load()
 	time.Sleep(10 * reconcilePeriod)
 	assert.GreaterOrEqual(t, reconcileCount(t)-reconcilesBefore, 5.0, "the CR must have been reconciled several times")
-	assert.Equal(t, before, versions(), "reconciling an unchanged CR must write nothing")
+	assert.Equal(t, before, versions(), "reconciling an unchanged CR must change nothing")
+	assert.Zero(t, operatorWrites.Load()-writesBefore, "reconciling unchanged CRs must send no write at all (patch, update, create, event)")
 }
 
 func TestDriftIsRepaired(t *testing.T) {

@@ -7,6 +7,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -31,7 +34,19 @@ const reconcilePeriod = 300 * time.Millisecond
 var (
 	k8s       client.Client
 	clientset *kubernetes.Clientset
+	// operatorWrites counts every request the operator sends that is not a read.
+	operatorWrites atomic.Int64
 )
+
+// countWrites counts the requests that are not reads (GET, LIST, WATCH).
+type countWrites struct{ next http.RoundTripper }
+
+func (c countWrites) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		operatorWrites.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -71,7 +86,9 @@ func run(m *testing.M) int {
 	for i := range ws {
 		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
 	}
-	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{Watches: ws, MetricsAddr: "0", ProbeAddr: "0"})
+	operatorCfg := rest.CopyConfig(cfg)
+	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countWrites{next: rt} }
+	mgr, err := controller.NewManager(operatorCfg, controller.ManagerOptions{Watches: ws, MetricsAddr: "0", ProbeAddr: "0"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

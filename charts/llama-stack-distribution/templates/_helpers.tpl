@@ -40,6 +40,9 @@ app.kubernetes.io/instance: {{ include "llsd.instance" . | quote }}
 app.kubernetes.io/name: llama-stack
 app.kubernetes.io/component: server
 app.kubernetes.io/part-of: llama-stack-distribution
-app.kubernetes.io/managed-by: {{ .Values.managedBy | default .Release.Service | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
