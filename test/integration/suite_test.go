@@ -8,9 +8,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
