@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +40,8 @@ type renderOptions struct {
 	apiVersions []string
 	kubeVersion string
 	namespace   string
+	// operatorNamespace is let through NetworkPolicies.
+	operatorNamespace string
 }
 
 func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -54,6 +55,7 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	fs.Var(&apis, "api-versions", "extra API versions the cluster serves, comma separated (e.g. monitoring.coreos.com/v1)")
 	fs.StringVar(&opts.kubeVersion, "kube-version", render.DefaultKubeVersion, "Kubernetes version to render for")
 	fs.StringVar(&opts.namespace, "namespace", "default", "namespace of CRs that name none")
+	fs.StringVar(&opts.operatorNamespace, "operator-namespace", "ai-stack-operator-system", "the operator's namespace (allowed through NetworkPolicies)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -78,6 +80,19 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	return renderCRs(in, stdout, opts)
 }
 
+// capabilityLine says which optional APIs the render assumed.
+func capabilityLine(apis []string) string {
+	has := func(gv string) string {
+		for _, a := range apis {
+			if a == gv || strings.HasPrefix(a, gv+"/") {
+				return "yes"
+			}
+		}
+		return "no"
+	}
+	return fmt.Sprintf("route.openshift.io/v1: %s, monitoring.coreos.com/v1: %s", has("route.openshift.io/v1"), has("monitoring.coreos.com/v1"))
+}
+
 // renderCRs renders every CR of the input through the same translation and
 // chart as the operator, and writes the manifests, each CR's after a comment.
 func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
@@ -100,7 +115,7 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	var buf bytes.Buffer
-	count := 0
+	count, docs := 0, 0
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
@@ -114,12 +129,12 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		}
 		u := &unstructured.Unstructured{}
 		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
-			return fmt.Errorf("document %d: %w", count+1, err)
+			return fmt.Errorf("document %d: %w", docs+1, err)
 		}
 		if len(u.Object) == 0 {
 			continue
 		}
-		count++
+		docs++
 		gvk := u.GroupVersionKind()
 		var w *watches.Watch
 		for i := range ws {
@@ -128,16 +143,23 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 			}
 		}
 		if w == nil {
-			return fmt.Errorf("document %d: %s is not a kind this operator serves", count, gvk)
+			// Files often carry what a CR refers to (ConfigMaps, Secrets): say so and go on.
+			fmt.Fprintf(&buf, "# skipped document %d: %s %s is not a kind this operator serves\n", docs, gvk.GroupVersion().WithKind(gvk.Kind).String(), u.GetName())
+			continue
 		}
+		count++
 		if u.GetName() == "" {
-			return fmt.Errorf("document %d: metadata.name is required", count)
+			return fmt.Errorf("document %d: metadata.name is required", docs)
 		}
 		if u.GetNamespace() == "" {
 			u.SetNamespace(opts.namespace)
 		}
 		defaulter.Default(u)
-		kind, err := controller.KindFor(*w)
+		kind, err := controller.KindFor(*w, controller.KindDeps{OperatorNamespace: opts.operatorNamespace})
+		if err != nil {
+			return err
+		}
+		inputs, err := kind.OfflineInputs(apis)
 		if err != nil {
 			return err
 		}
@@ -145,7 +167,7 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
 		}
-		vals, err := kind.Values(context.Background(), obj)
+		vals, err := kind.Values(obj, inputs)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
 		}
@@ -162,10 +184,10 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: render chart %s: %w", gvk.Kind, u.GetName(), w.Chart, err)
 		}
-		fmt.Fprintf(&buf, "# %s %s/%s (chart %s)\n%s", gvk.Kind, obj.GetNamespace(), obj.GetName(), w.Chart, manifest)
+		fmt.Fprintf(&buf, "# %s %s/%s (chart %s; %s)\n%s", gvk.Kind, obj.GetNamespace(), obj.GetName(), w.Chart, capabilityLine(apis), manifest)
 	}
 	if count == 0 {
-		return errors.New("the input holds no CR")
+		return fmt.Errorf("the input holds no CR of a kind this operator serves (%d documents read)", docs)
 	}
 	_, err = out.Write(buf.Bytes())
 	return err

@@ -37,7 +37,7 @@ func TestGolden(t *testing.T) {
 		flags  []string
 	}
 	for _, in := range inputs {
-		for _, v := range []variant{{"", nil}, {".openshift", []string{"--openshift"}}} {
+		for _, v := range []variant{{"", nil}, {".openshift", []string{"--openshift"}}, {".monitoring", []string{"--api-versions", "monitoring.coreos.com/v1"}}} {
 			base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in), ".yaml"), ".cr")
 			golden := filepath.Join("testdata", "golden", base+v.suffix+".yaml")
 			t.Run(base+v.suffix, func(t *testing.T) {
@@ -78,10 +78,11 @@ func TestRenderErrors(t *testing.T) {
 		name, content, want string
 	}{
 		{"unknown distribution", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: nope}}}\n", "spec.server.distribution.name: unknown distribution \"nope\"; valid names:"},
-		{"unknown kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "is not a kind this operator serves"},
+		{"unknown kind only", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", "the input holds no CR of a kind this operator serves (1 documents read)"},
 		{"unknown field", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, nope: 1}}\n", "unknown field"},
 		{"no name", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nspec: {server: {distribution: {name: starter}}}\n", "metadata.name is required"},
 		{"empty", "", "the input holds no CR"},
+		{"run config error", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, config: {providers: {inference: [{providerId: a, providerType: remote::vllm}]}, models: [{modelId: m, providerId: nope}]}}}\n", "spec.server.config.models[0].providerId"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,8 @@ func runCommand(args []string, stderr io.Writer) error {
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
 	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
+	operatorNS := fs.String("operator-namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: holds the settings ConfigMap, allowed through NetworkPolicies (default: $POD_NAMESPACE)")
+	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "name of the settings ConfigMap in the operator's namespace (image-overrides, network-policy)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -53,6 +55,8 @@ func runCommand(args []string, stderr io.Writer) error {
 		ProbeAddr:               *probeAddr,
 		LeaderElection:          *leaderElect,
 		LeaderElectionNamespace: *leaderNS,
+		OperatorNamespace:       *operatorNS,
+		SettingsConfigMap:       *settingsCM,
 	})
 	if err != nil {
 		return err

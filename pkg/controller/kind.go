@@ -18,17 +18,25 @@ type Kind interface {
 	NewObject() client.Object
 	// ReleasePrefix starts the names of this kind's Helm releases.
 	ReleasePrefix() string
-	// OwnedTypes are the kinds of object the chart renders; they are cached by
-	// the operator's label (LabelManaged) and trigger reconciles of their owner.
+	// OwnedTypes are the kinds of object the chart renders that the operator
+	// watches; they are cached by the operator's label (LabelManaged) and
+	// trigger reconciles of their owner.
 	OwnedTypes() []client.Object
+	// Gather reads what the translation needs besides the CR (read-only).
+	// Errors with a Reason() are reported on the CR; others are retried.
+	Gather(ctx context.Context, reader client.Reader, obj client.Object) (any, error)
+	// OfflineInputs are the inputs for an offline render, for a cluster that
+	// serves the given extra API versions.
+	OfflineInputs(apiVersions []string) (any, error)
 	// Values translates the CR into chart values. Errors the user must fix in
-	// the CR are *values.FieldError.
-	Values(ctx context.Context, obj client.Object) (map[string]any, error)
+	// the CR have a Reason() (values.FieldError).
+	Values(obj client.Object, inputs any) (map[string]any, error)
 	// Conditions returns the CR's status conditions.
 	Conditions(obj client.Object) []metav1.Condition
 	// SetStatus computes the CR's status in place from the observation; it may
 	// read the rendered objects through reader (the label-limited cache).
-	SetStatus(ctx context.Context, reader client.Reader, obj client.Object, obs Observation) error
+	// inputs is nil when Gather failed.
+	SetStatus(ctx context.Context, reader client.Reader, obj client.Object, inputs any, obs Observation) error
 }
 
 // Observation is what the reconciler learned in one pass, for SetStatus.

@@ -27,7 +27,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
 )
 
 const (
@@ -156,11 +155,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	orig := obj.DeepCopyObject().(client.Object)
 	obs := Observation{Now: r.now()}
 	var applyErr error
-	vals, err := r.kind.Values(ctx, obj)
-	var fieldErr *values.FieldError
+	inputs, err := r.kind.Gather(ctx, r.client, obj)
+	var vals map[string]any
+	if err == nil {
+		vals, err = r.kind.Values(obj, inputs)
+	}
+	var reasoned interface{ Reason() string }
 	switch {
-	case errors.As(err, &fieldErr):
-		obs.Failure = &status.Failure{Reason: "InvalidSpec", Message: fieldErr.Error()}
+	case errors.As(err, &reasoned):
+		// The user (or the administrator) must change something: say what, and wait.
+		// The event comes with the Reconciled condition's transition.
+		obs.Failure = &status.Failure{Reason: reasoned.Reason(), Message: err.Error()}
 	case err != nil:
 		return ctrl.Result{}, err
 	default:
@@ -176,7 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(applyErr, fmt.Errorf("read release %s: %w", relName, err))
 	}
 
-	if err := r.kind.SetStatus(ctx, r.client, obj, obs); err != nil {
+	if err := r.kind.SetStatus(ctx, r.client, obj, inputs, obs); err != nil {
 		return ctrl.Result{}, errors.Join(applyErr, err)
 	}
 	if !equality.Semantic.DeepEqual(orig, obj) {
@@ -224,7 +229,11 @@ func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, rel
 	}
 
 	if last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
-		if err := ac.Reconcile(last); err != nil {
+		repaired, err := repairDrift(ac.Config(), last.Manifest)
+		if len(repaired) > 0 {
+			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
+		}
+		if err != nil {
 			r.recorder.Eventf(obj, corev1.EventTypeWarning, "DriftRepairFailed", "could not restore the objects of release %s: %v", relName, err)
 			return &status.Failure{Reason: "DriftRepairFailed", Message: err.Error()}, err
 		}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,7 +18,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
@@ -34,11 +35,28 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// KindDeps are what the kind adapters need from the running operator; the
+// zero value serves offline rendering and cache setup.
+type KindDeps struct {
+	// APIReader reads uncached objects (the settings ConfigMap, Routes).
+	APIReader client.Reader
+	// Capabilities tells which optional APIs the cluster serves.
+	Capabilities func() values.Capabilities
+	// OperatorNamespace and SettingsConfigMap locate the operator's settings.
+	OperatorNamespace, SettingsConfigMap string
+}
+
 // Kinds returns the adapters of every kind the operator knows, by GVK.
-func Kinds() map[schema.GroupVersionKind]Kind {
+func Kinds(deps KindDeps) map[schema.GroupVersionKind]Kind {
 	kinds := map[schema.GroupVersionKind]Kind{}
 	for _, k := range []Kind{
-		&LlamaStack{Distributions: distributions.Default(), OperatorVersion: version.Version},
+		&LlamaStack{
+			OperatorVersion:   version.Version,
+			OperatorNamespace: deps.OperatorNamespace,
+			SettingsConfigMap: deps.SettingsConfigMap,
+			APIReader:         deps.APIReader,
+			Capabilities:      deps.Capabilities,
+		},
 	} {
 		kinds[k.GroupVersionKind()] = k
 	}
@@ -46,8 +64,8 @@ func Kinds() map[schema.GroupVersionKind]Kind {
 }
 
 // KindFor returns the adapter of a watches.yaml entry's kind.
-func KindFor(w watches.Watch) (Kind, error) {
-	k, ok := Kinds()[w.GroupVersionKind()]
+func KindFor(w watches.Watch, deps KindDeps) (Kind, error) {
+	k, ok := Kinds(deps)[w.GroupVersionKind()]
 	if !ok {
 		return nil, fmt.Errorf("watches.yaml lists %s, which this operator does not serve", w.GroupVersionKind())
 	}
@@ -61,7 +79,7 @@ func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error
 	sel := labels.SelectorFromSet(labels.Set{LabelManaged: "true"})
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
 	for _, w := range ws {
-		k, err := KindFor(w)
+		k, err := KindFor(w, KindDeps{})
 		if err != nil {
 			return opts, err
 		}
@@ -89,6 +107,13 @@ type ManagerOptions struct {
 	// LeaderElection and its lease namespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// OperatorNamespace is where the operator runs: its settings ConfigMap
+	// lives there and NetworkPolicies let it in.
+	OperatorNamespace string
+	// SettingsConfigMap names the settings ConfigMap; "" reads none.
+	SettingsConfigMap string
+	// CapabilityTTL is how long detected optional APIs are remembered; a minute when 0.
+	CapabilityTTL time.Duration
 }
 
 // NewManager builds the operator's manager: the scheme, caches limited by
@@ -110,7 +135,13 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := SetupWithManager(mgr, o.Watches); err != nil {
+	deps := KindDeps{
+		APIReader:         mgr.GetAPIReader(),
+		Capabilities:      newCapabilityDetector(mgr.GetRESTMapper(), o.CapabilityTTL).Capabilities,
+		OperatorNamespace: o.OperatorNamespace,
+		SettingsConfigMap: o.SettingsConfigMap,
+	}
+	if err := SetupWithManager(mgr, o.Watches, deps); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -123,7 +154,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 }
 
 // SetupWithManager wires one reconciler per watches.yaml entry.
-func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch) error {
+func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch, deps KindDeps) error {
 	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper())
 	if err != nil {
 		return fmt.Errorf("helm action config: %w", err)
@@ -135,7 +166,7 @@ func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch) error {
 		return fmt.Errorf("helm action client: %w", err)
 	}
 	for _, w := range ws {
-		k, err := KindFor(w)
+		k, err := KindFor(w, deps)
 		if err != nil {
 			return err
 		}

@@ -15,13 +15,12 @@ func TestCacheOptionsSelectOnlyTheOperatorsObjects(t *testing.T) {
 	require.NoError(t, err)
 	opts, err := CacheOptions(ws, []string{"a", "b"})
 	require.NoError(t, err)
-	require.Len(t, opts.ByObject, 4)
+	require.Len(t, opts.ByObject, 9)
 	for obj, by := range opts.ByObject {
 		require.NotNil(t, by.Label, "%T must be cached by label", obj)
 		assert.Equal(t, LabelManaged+"=true", by.Label.String(), "%T", obj)
-		switch obj.(type) {
-		case *corev1.Secret, *corev1.ConfigMap:
-			t.Errorf("%T must not be cached", obj)
+		if _, ok := obj.(*corev1.Secret); ok {
+			t.Errorf("Secrets must not be cached")
 		}
 	}
 	assert.Len(t, opts.DefaultNamespaces, 2)
@@ -32,7 +31,7 @@ func TestCacheOptionsSelectOnlyTheOperatorsObjects(t *testing.T) {
 }
 
 func TestKindForUnknownKind(t *testing.T) {
-	_, err := KindFor(watches.Watch{Group: "example.com", Version: "v1", Kind: "Nope", Chart: "x"})
+	_, err := KindFor(watches.Watch{Group: "example.com", Version: "v1", Kind: "Nope", Chart: "x"}, KindDeps{})
 	assert.ErrorContains(t, err, "does not serve")
 }
 

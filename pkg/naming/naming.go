@@ -25,3 +25,25 @@ func ReleaseName(prefix, name string) string {
 	head := strings.TrimRight(full[:keep], "-.")
 	return head + "-" + hash
 }
+
+// MaxChildNameLength is the limit on the names of objects derived from a CR
+// (a DNS label: Services, and labels holding the name).
+const MaxChildNameLength = 63
+
+// ChildName is the name of an object derived from a CR: name+suffix, or,
+// when that exceeds 63 characters, the name cut, "-", 8 characters of the
+// name's SHA-256, and the suffix. The charts' "childName" helpers compute the
+// same (tested against each other).
+func ChildName(name, suffix string) string {
+	if len(name)+len(suffix) <= MaxChildNameLength {
+		return name + suffix
+	}
+	keep := MaxChildNameLength - (len(suffix) + 9)
+	head := name
+	if len(head) > keep {
+		head = head[:keep]
+	}
+	head = strings.TrimSuffix(strings.TrimSuffix(head, "-"), ".")
+	sum := sha256.Sum256([]byte(name))
+	return head + "-" + hex.EncodeToString(sum[:])[:8] + suffix
+}

@@ -32,3 +32,13 @@ func TestReleaseName(t *testing.T) {
 	assert.NotEqual(t, ReleaseName("llsd", long+"x"), ReleaseName("llsd", long+"y"), "long names must stay distinct")
 	assert.NotEqual(t, ReleaseName("llsd", "x"), ReleaseName("tas", "x"), "kinds must not share releases")
 }
+
+func TestChildName(t *testing.T) {
+	assert.Equal(t, "demo-service", ChildName("demo", "-service"))
+	long := strings.Repeat("x", 70)
+	got := ChildName(long, "-service")
+	assert.Len(t, got, 63)
+	assert.True(t, strings.HasSuffix(got, "-service"))
+	assert.Empty(t, validation.IsDNS1035Label(got))
+	assert.NotEqual(t, got, ChildName(long+"y", "-service"))
+}

@@ -13,6 +13,10 @@ const (
 	TypeReconciled = "Reconciled"
 	// TypeDeploymentReady says the Deployment has its desired replicas available.
 	TypeDeploymentReady = "DeploymentReady"
+	// TypeServiceReady says the Service exists.
+	TypeServiceReady = "ServiceReady"
+	// TypeStorageReady says the storage asked for is there and bound (or none is asked for).
+	TypeStorageReady = "StorageReady"
 )
 
 // Failure is why the operator could not apply the current spec.

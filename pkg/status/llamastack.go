@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -25,6 +27,14 @@ type LlamaStackObserved struct {
 	Deployment *appsv1.Deployment
 	// ServiceURL is the in-cluster URL of the server.
 	ServiceURL string
+	// ServiceFound is true when the rendered Service exists.
+	ServiceFound bool
+	// RouteURL is the external URL, when exposed and known.
+	RouteURL string
+	// StorageRequested is the spec's storage size; nil when no storage is asked for.
+	StorageRequested *resource.Quantity
+	// Claim is the rendered PVC as read back, nil when absent.
+	Claim *corev1.PersistentVolumeClaim
 	// OperatorVersion is this operator's version.
 	OperatorVersion string
 	// ActiveDistribution is the distribution name, or the image when given directly.
@@ -49,6 +59,12 @@ func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackO
 
 	deploymentReady := deploymentCondition(obs.Deployment, obs.Replicas)
 	setCondition(&st.Conditions, deploymentReady, gen, obs.Now)
+	serviceReady := metav1.Condition{Type: TypeServiceReady, Status: metav1.ConditionTrue, Reason: "ServiceCreated", Message: "the Service exists"}
+	if !obs.ServiceFound {
+		serviceReady.Status, serviceReady.Reason, serviceReady.Message = metav1.ConditionFalse, "ServiceNotFound", "the Service does not exist yet"
+	}
+	setCondition(&st.Conditions, serviceReady, gen, obs.Now)
+	setCondition(&st.Conditions, storageCondition(obs.StorageRequested, obs.Claim), gen, obs.Now)
 
 	ready := metav1.Condition{Type: TypeReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "the server runs the current spec"}
 	switch {
@@ -56,6 +72,8 @@ func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackO
 		ready = metav1.Condition{Type: TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Message}
 	case deploymentReady.Status != metav1.ConditionTrue:
 		ready = metav1.Condition{Type: TypeReady, Status: metav1.ConditionFalse, Reason: deploymentReady.Reason, Message: deploymentReady.Message}
+	case serviceReady.Status != metav1.ConditionTrue:
+		ready = metav1.Condition{Type: TypeReady, Status: metav1.ConditionFalse, Reason: serviceReady.Reason, Message: serviceReady.Message}
 	}
 	setCondition(&st.Conditions, ready, gen, obs.Now)
 
@@ -64,6 +82,7 @@ func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackO
 		st.AvailableReplicas = obs.Deployment.Status.AvailableReplicas
 	}
 	st.ServiceURL = obs.ServiceURL
+	st.RouteURL = obs.RouteURL
 
 	switch {
 	case obs.Deleting:
@@ -86,6 +105,37 @@ func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackO
 		st.Version.LastUpdated = &now
 	}
 	return st
+}
+
+func storageCondition(requested *resource.Quantity, claim *corev1.PersistentVolumeClaim) metav1.Condition {
+	c := metav1.Condition{Type: TypeStorageReady}
+	switch {
+	case requested == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "NoStorageRequested", "no persistent storage requested; the server uses an emptyDir"
+	case claim == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "ClaimNotFound", "the PersistentVolumeClaim does not exist yet"
+	default:
+		claimed := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+		switch {
+		case requested.Cmp(claimed) < 0:
+			c.Status, c.Reason = metav1.ConditionFalse, "ShrinkRefused"
+			c.Message = fmt.Sprintf("spec.server.storage.size %s is smaller than the claim's %s and a claim cannot shrink; set %s or more (the claim keeps %s)", requested.String(), claimed.String(), claimed.String(), claimed.String())
+		case claim.Status.Phase != corev1.ClaimBound:
+			c.Status, c.Reason = metav1.ConditionFalse, "ClaimPending"
+			c.Message = fmt.Sprintf("the PersistentVolumeClaim %s is %s, not Bound", claim.Name, phaseOrPending(claim.Status.Phase))
+		default:
+			c.Status, c.Reason = metav1.ConditionTrue, "ClaimBound"
+			c.Message = fmt.Sprintf("the PersistentVolumeClaim %s is Bound", claim.Name)
+		}
+	}
+	return c
+}
+
+func phaseOrPending(p corev1.PersistentVolumeClaimPhase) string {
+	if p == "" {
+		return string(corev1.ClaimPending)
+	}
+	return string(p)
 }
 
 func deploymentCondition(d *appsv1.Deployment, desired int32) metav1.Condition {

@@ -7,7 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -47,6 +49,7 @@ func TestLlamaStackPhases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.obs.Generation = 4
 			tt.obs.Now = t0
+			tt.obs.ServiceFound = true
 			st := LlamaStack(llamav1alpha1.LlamaStackDistributionStatus{}, tt.obs)
 			assert.Equal(t, tt.phase, st.Phase)
 			assert.Equal(t, int64(4), st.ObservedGeneration)
@@ -68,7 +71,7 @@ func TestLlamaStackPhases(t *testing.T) {
 }
 
 func TestLlamaStackIsStableAndKeepsTransitionTimes(t *testing.T) {
-	obs := LlamaStackObserved{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0), OperatorVersion: "v1", ServiceURL: "http://x", Now: t0}
+	obs := LlamaStackObserved{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0), OperatorVersion: "v1", ServiceURL: "http://x", ServiceFound: true, Now: t0}
 	first := LlamaStack(llamav1alpha1.LlamaStackDistributionStatus{}, obs)
 
 	obs.Now = t1
@@ -87,4 +90,47 @@ func TestLlamaStackIsStableAndKeepsTransitionTimes(t *testing.T) {
 	assert.Equal(t, TypeDeploymentReady, tr[0].Condition.Type)
 	assert.Equal(t, metav1.ConditionFalse, tr[0].Previous)
 	assert.Equal(t, TypeReady, tr[1].Condition.Type)
+}
+
+func TestServiceMissingIsNotReady(t *testing.T) {
+	st := LlamaStack(llamav1alpha1.LlamaStackDistributionStatus{}, LlamaStackObserved{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Now: t0})
+	assert.Equal(t, "ServiceNotFound", meta.FindStatusCondition(st.Conditions, TypeServiceReady).Reason)
+	assert.Equal(t, "ServiceNotFound", meta.FindStatusCondition(st.Conditions, TypeReady).Reason)
+	assert.Equal(t, llamav1alpha1.PhaseInitializing, st.Phase)
+}
+
+func claim(size string, phase corev1.PersistentVolumeClaimPhase) *corev1.PersistentVolumeClaim {
+	c := &corev1.PersistentVolumeClaim{}
+	c.Name = "x-pvc"
+	c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}
+	c.Status.Phase = phase
+	return c
+}
+
+func TestStorageCondition(t *testing.T) {
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	tests := []struct {
+		name      string
+		requested *resource.Quantity
+		claim     *corev1.PersistentVolumeClaim
+		status    metav1.ConditionStatus
+		reason    string
+	}{
+		{"none requested", nil, nil, metav1.ConditionTrue, "NoStorageRequested"},
+		{"not created", q("10Gi"), nil, metav1.ConditionFalse, "ClaimNotFound"},
+		{"pending", q("10Gi"), claim("10Gi", ""), metav1.ConditionFalse, "ClaimPending"},
+		{"bound", q("10Gi"), claim("10Gi", corev1.ClaimBound), metav1.ConditionTrue, "ClaimBound"},
+		{"shrink refused", q("5Gi"), claim("10Gi", corev1.ClaimBound), metav1.ConditionFalse, "ShrinkRefused"},
+		{"growing is fine", q("20Gi"), claim("10Gi", corev1.ClaimBound), metav1.ConditionTrue, "ClaimBound"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := storageCondition(tt.requested, tt.claim)
+			assert.Equal(t, tt.status, c.Status)
+			assert.Equal(t, tt.reason, c.Reason)
+			if tt.reason == "ShrinkRefused" {
+				assert.Contains(t, c.Message, "set 10Gi or more")
+			}
+		})
+	}
 }

@@ -11,3 +11,6 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
+
+// Reason is the condition reason of a CR with this error.
+func (e *FieldError) Reason() string { return "InvalidSpec" }

@@ -1,34 +1,74 @@
 package values
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/runconfig"
 )
+
+// AnnotationUserConfigHash on the pod template carries the SHA-256 of the run
+// configuration, so that pods restart exactly when it changes.
+const AnnotationUserConfigHash = "configmap.hash/user-config"
+
+// Capabilities are the optional APIs of the target cluster.
+type Capabilities struct {
+	// Route is true when route.openshift.io/v1 Route exists.
+	Route bool
+	// ServiceMonitor is true when monitoring.coreos.com/v1 ServiceMonitor exists.
+	ServiceMonitor bool
+}
 
 // LlamaStackInputs are what the translation needs besides the CR itself.
 type LlamaStackInputs struct {
-	// Distributions maps distribution names to images.
+	// Distributions maps distribution names to images (overrides applied).
 	Distributions distributions.Table
 	// CommonLabels are added to every rendered object.
 	CommonLabels map[string]string
+	// Capabilities of the cluster.
+	Capabilities Capabilities
+	// NetworkPolicyDisabled turns the NetworkPolicy off (an operator setting).
+	NetworkPolicyDisabled bool
+	// OperatorNamespace is allowed through the NetworkPolicy.
+	OperatorNamespace string
+	// ClaimedStorage is the size the existing PVC requests, nil when there is
+	// none; a smaller spec size is not applied (claims cannot shrink).
+	ClaimedStorage *resource.Quantity
 }
 
 // LlamaStackValues are the values of the llama-stack-distribution chart
 // (charts/llama-stack-distribution/values.yaml documents each one).
 type LlamaStackValues struct {
-	Name           string            `json:"name"`
-	CommonLabels   map[string]string `json:"commonLabels,omitempty"`
-	Replicas       int32             `json:"replicas"`
-	Image          string            `json:"image"`
-	Container      Container         `json:"container"`
-	Storage        Storage           `json:"storage"`
-	UserConfig     UserConfig        `json:"userConfig"`
-	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+	Name                          string                            `json:"name"`
+	CommonLabels                  map[string]string                 `json:"commonLabels,omitempty"`
+	Replicas                      int32                             `json:"replicas"`
+	Image                         string                            `json:"image"`
+	Container                     Container                         `json:"container"`
+	Workers                       int32                             `json:"workers,omitempty"`
+	ServiceAccount                ServiceAccount                    `json:"serviceAccount"`
+	TerminationGracePeriodSeconds *int64                            `json:"terminationGracePeriodSeconds,omitempty"`
+	ExtraVolumes                  []corev1.Volume                   `json:"extraVolumes,omitempty"`
+	ExtraVolumeMounts             []corev1.VolumeMount              `json:"extraVolumeMounts,omitempty"`
+	TopologySpreadConstraints     []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	PodDisruptionBudget           PodDisruptionBudget               `json:"podDisruptionBudget"`
+	Autoscaling                   Autoscaling                       `json:"autoscaling"`
+	Storage                       Storage                           `json:"storage"`
+	UserConfig                    UserConfig                        `json:"userConfig"`
+	RunConfig                     string                            `json:"runConfig,omitempty"`
+	PodAnnotations                map[string]string                 `json:"podAnnotations,omitempty"`
+	NetworkPolicy                 NetworkPolicy                     `json:"networkPolicy"`
+	Expose                        Expose                            `json:"expose"`
+	CapabilityValues              CapabilityValues                  `json:"capabilities"`
 }
 
 // Container are the server container's values.
@@ -37,8 +77,29 @@ type Container struct {
 	Port      int32                        `json:"port"`
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	Env       []corev1.EnvVar              `json:"env,omitempty"`
+	EnvFrom   []corev1.EnvFromSource       `json:"envFrom,omitempty"`
 	Command   []string                     `json:"command,omitempty"`
 	Args      []string                     `json:"args,omitempty"`
+}
+
+// ServiceAccount says whether the chart creates the pods' ServiceAccount.
+type ServiceAccount struct {
+	Create bool   `json:"create"`
+	Name   string `json:"name,omitempty"`
+}
+
+// PodDisruptionBudget values: at most one field is set.
+type PodDisruptionBudget struct {
+	MinAvailable   *intstr.IntOrString `json:"minAvailable,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// Autoscaling values: empty renders no HPA.
+type Autoscaling struct {
+	MinReplicas                       *int32 `json:"minReplicas,omitempty"`
+	MaxReplicas                       int32  `json:"maxReplicas,omitempty"`
+	TargetCPUUtilizationPercentage    *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
 }
 
 // Storage are the persistent storage values.
@@ -53,32 +114,54 @@ type UserConfig struct {
 	ConfigMapName string `json:"configMapName,omitempty"`
 }
 
+// NetworkPolicy values.
+type NetworkPolicy struct {
+	Enabled                bool     `json:"enabled"`
+	OperatorNamespace      string   `json:"operatorNamespace,omitempty"`
+	AllowedNamespaces      []string `json:"allowedNamespaces,omitempty"`
+	AllowAllNamespaces     bool     `json:"allowAllNamespaces,omitempty"`
+	AllowedNamespaceLabels []string `json:"allowedNamespaceLabels,omitempty"`
+}
+
+// Expose values.
+type Expose struct {
+	Enabled bool `json:"enabled"`
+}
+
+// CapabilityValues pin the chart's capability detection to what the operator detected.
+type CapabilityValues struct {
+	Route          bool `json:"route"`
+	ServiceMonitor bool `json:"serviceMonitor"`
+}
+
+// Per-worker resource requests when workers is set and resources are not.
+var (
+	workerCPU    = resource.MustParse("1")
+	workerMemory = resource.MustParse("1Gi")
+)
+
 // LlamaStack translates a LlamaStackDistribution into chart values.
 func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (*LlamaStackValues, error) {
 	spec := cr.Spec
 	server := spec.Server
+	cs := server.ContainerSpec
 	v := &LlamaStackValues{
 		Name:         cr.Name,
 		CommonLabels: in.CommonLabels,
 		Replicas:     spec.Replicas,
 		Container: Container{
-			Name:    server.ContainerSpec.Name,
-			Port:    server.ContainerSpec.Port,
-			Env:     server.ContainerSpec.Env,
-			Command: server.ContainerSpec.Command,
-			Args:    server.ContainerSpec.Args,
+			Name: cs.Name, Port: cs.Port, Env: cs.Env, EnvFrom: cs.EnvFrom, Command: cs.Command, Args: cs.Args,
 		},
-		Storage: Storage{MountPath: llamav1alpha1.DefaultMountPath},
+		ServiceAccount:            ServiceAccount{Create: true},
+		Storage:                   Storage{MountPath: llamav1alpha1.DefaultMountPath},
+		TopologySpreadConstraints: server.TopologySpreadConstraints,
+		CapabilityValues:          CapabilityValues{Route: in.Capabilities.Route, ServiceMonitor: in.Capabilities.ServiceMonitor},
 	}
 	if v.Container.Name == "" {
 		v.Container.Name = llamav1alpha1.DefaultContainerName
 	}
 	if v.Container.Port == 0 {
 		v.Container.Port = llamav1alpha1.DefaultServerPort
-	}
-	if r := server.ContainerSpec.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 || len(r.Claims) > 0 {
-		// Quantities marshal in canonical form (1000m -> "1"), as the API server stores them.
-		v.Container.Resources = r.DeepCopy()
 	}
 
 	image, err := distributionImage(server.Distribution, in.Distributions)
@@ -87,30 +170,164 @@ func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (
 	}
 	v.Image = image
 
-	if st := server.Storage; st != nil {
-		v.Storage.Enabled = true
-		v.Storage.Size = llamav1alpha1.DefaultStorageSize
-		if st.Size != nil {
-			if st.Size.Sign() <= 0 {
-				return nil, &FieldError{Field: "spec.server.storage.size", Message: fmt.Sprintf("must be a positive quantity such as 10Gi, got %q", st.Size.String())}
-			}
-			v.Storage.Size = st.Size.String()
+	v.Container.Resources = resources(cs.Resources, server.Workers)
+	if server.Workers != nil {
+		v.Workers = *server.Workers
+	}
+	if po := server.PodOverrides; po != nil {
+		if po.ServiceAccountName != "" {
+			v.ServiceAccount = ServiceAccount{Create: false, Name: po.ServiceAccountName}
 		}
-		if st.MountPath != "" {
-			v.Storage.MountPath = st.MountPath
+		v.TerminationGracePeriodSeconds = po.TerminationGracePeriodSeconds
+		v.ExtraVolumes = po.Volumes
+		v.ExtraVolumeMounts = po.VolumeMounts
+		if err := checkMounts(po, v); err != nil {
+			return nil, err
 		}
 	}
+	if pdb := server.PodDisruptionBudget; pdb != nil {
+		if pdb.MinAvailable != nil && pdb.MaxUnavailable != nil {
+			return nil, &FieldError{Field: "spec.server.podDisruptionBudget", Message: "set at most one of minAvailable and maxUnavailable"}
+		}
+		v.PodDisruptionBudget = PodDisruptionBudget{MinAvailable: pdb.MinAvailable, MaxUnavailable: pdb.MaxUnavailable}
+	}
+	if as := server.Autoscaling; as != nil {
+		if as.MinReplicas != nil && *as.MinReplicas > as.MaxReplicas {
+			return nil, &FieldError{Field: "spec.server.autoscaling.minReplicas", Message: fmt.Sprintf("%d exceeds maxReplicas %d", *as.MinReplicas, as.MaxReplicas)}
+		}
+		v.Autoscaling = Autoscaling(*as)
+	}
 
+	if err := storage(v, server.Storage, in.ClaimedStorage); err != nil {
+		return nil, err
+	}
+	if err := runConfiguration(v, cr, image); err != nil {
+		return nil, err
+	}
+	network(v, spec.Network, in)
+	return v, nil
+}
+
+// resources returns the container resources: the user's, with per-worker
+// CPU and memory requests filled in where the user set none.
+func resources(r corev1.ResourceRequirements, workers *int32) *corev1.ResourceRequirements {
+	out := r.DeepCopy()
+	if workers != nil {
+		if out.Requests == nil {
+			out.Requests = corev1.ResourceList{}
+		}
+		n := int64(*workers)
+		if _, ok := out.Requests[corev1.ResourceCPU]; !ok {
+			out.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(workerCPU.MilliValue()*n, resource.DecimalSI)
+		}
+		if _, ok := out.Requests[corev1.ResourceMemory]; !ok {
+			out.Requests[corev1.ResourceMemory] = *resource.NewQuantity(workerMemory.Value()*n, resource.BinarySI)
+		}
+	}
+	if len(out.Limits) == 0 && len(out.Requests) == 0 && len(out.Claims) == 0 {
+		return nil
+	}
+	// Quantities marshal in canonical form (1000m -> "1"), as the API server stores them.
+	return out
+}
+
+// checkMounts refuses extra volumes and mounts that collide with the operator's own.
+func checkMounts(po *llamav1alpha1.PodOverrides, v *LlamaStackValues) error {
+	reserved := map[string]bool{"lls-storage": true, "run-config": true}
+	names := map[string]bool{}
+	for i, vol := range po.Volumes {
+		if reserved[vol.Name] {
+			return &FieldError{Field: fmt.Sprintf("spec.server.podOverrides.volumes[%d].name", i), Message: fmt.Sprintf("%q is used by the operator; choose another name", vol.Name)}
+		}
+		names[vol.Name] = true
+	}
+	for i, m := range po.VolumeMounts {
+		if !names[m.Name] && !reserved[m.Name] {
+			return &FieldError{Field: fmt.Sprintf("spec.server.podOverrides.volumeMounts[%d].name", i), Message: fmt.Sprintf("no volume %q in spec.server.podOverrides.volumes", m.Name)}
+		}
+	}
+	return nil
+}
+
+func storage(v *LlamaStackValues, st *llamav1alpha1.StorageSpec, claimed *resource.Quantity) error {
+	if st == nil {
+		return nil
+	}
+	v.Storage.Enabled = true
+	size := resource.MustParse(llamav1alpha1.DefaultStorageSize)
+	if st.Size != nil {
+		if st.Size.Sign() <= 0 {
+			return &FieldError{Field: "spec.server.storage.size", Message: fmt.Sprintf("must be a positive quantity such as 10Gi, got %q", st.Size.String())}
+		}
+		size = *st.Size
+	}
+	// A claim cannot shrink: keep the claimed size (the status says so).
+	if claimed != nil && size.Cmp(*claimed) < 0 {
+		size = *claimed
+	}
+	v.Storage.Size = size.String()
+	if st.MountPath != "" {
+		if !strings.HasPrefix(st.MountPath, "/") {
+			return &FieldError{Field: "spec.server.storage.mountPath", Message: fmt.Sprintf("must be an absolute path, got %q", st.MountPath)}
+		}
+		v.Storage.MountPath = st.MountPath
+	}
+	return nil
+}
+
+func runConfiguration(v *LlamaStackValues, cr *llamav1alpha1.LlamaStackDistribution, image string) error {
+	server := cr.Spec.Server
+	if server.UserConfig != nil && server.Config != nil {
+		return &FieldError{Field: "spec.server.config", Message: "set at most one of spec.server.userConfig and spec.server.config"}
+	}
 	if uc := server.UserConfig; uc != nil {
 		if uc.ConfigMapNamespace != "" && uc.ConfigMapNamespace != cr.Namespace {
-			return nil, &FieldError{
+			return &FieldError{
 				Field:   "spec.server.userConfig.configMapNamespace",
 				Message: fmt.Sprintf("a pod can only mount a ConfigMap of its own namespace; copy ConfigMap %q into namespace %q and clear this field", uc.ConfigMapName, cr.Namespace),
 			}
 		}
 		v.UserConfig.ConfigMapName = uc.ConfigMapName
 	}
-	return v, nil
+	if server.Config != nil {
+		name := server.Distribution.Name
+		if name == "" {
+			name = image
+		}
+		out, err := runconfig.Render(server.Config, runconfig.Options{ImageName: name, Port: v.Container.Port})
+		var fe *runconfig.FieldError
+		if errors.As(err, &fe) {
+			return &FieldError{Field: fe.Field, Message: fe.Message}
+		}
+		if err != nil {
+			return &FieldError{Field: "spec.server.config", Message: err.Error()}
+		}
+		v.RunConfig = string(out)
+		sum := sha256.Sum256(out)
+		v.PodAnnotations = map[string]string{AnnotationUserConfigHash: hex.EncodeToString(sum[:])}
+	}
+	return nil
+}
+
+func network(v *LlamaStackValues, n *llamav1alpha1.NetworkSpec, in LlamaStackInputs) {
+	v.NetworkPolicy = NetworkPolicy{Enabled: !in.NetworkPolicyDisabled, OperatorNamespace: in.OperatorNamespace}
+	if n == nil {
+		return
+	}
+	v.Expose.Enabled = n.ExposeRoute
+	if af := n.AllowedFrom; af != nil {
+		for _, ns := range af.Namespaces {
+			if ns == "*" {
+				v.NetworkPolicy.AllowAllNamespaces = true
+				continue
+			}
+			v.NetworkPolicy.AllowedNamespaces = append(v.NetworkPolicy.AllowedNamespaces, ns)
+		}
+		if v.NetworkPolicy.AllowAllNamespaces {
+			v.NetworkPolicy.AllowedNamespaces = nil
+		}
+		v.NetworkPolicy.AllowedNamespaceLabels = af.Labels
+	}
 }
 
 func distributionImage(d llamav1alpha1.DistributionType, table distributions.Table) (string, error) {

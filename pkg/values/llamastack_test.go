@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
@@ -34,12 +35,14 @@ func TestLlamaStackDefaults(t *testing.T) {
 	v, err := LlamaStack(cr(nil), LlamaStackInputs{Distributions: table, CommonLabels: map[string]string{"k": "v"}})
 	require.NoError(t, err)
 	assert.Equal(t, &LlamaStackValues{
-		Name:         "demo",
-		CommonLabels: map[string]string{"k": "v"},
-		Replicas:     1,
-		Image:        "example.com/starter:1.0",
-		Container:    Container{Name: "llama-stack", Port: 8321},
-		Storage:      Storage{MountPath: "/.llama"},
+		Name:           "demo",
+		CommonLabels:   map[string]string{"k": "v"},
+		Replicas:       1,
+		Image:          "example.com/starter:1.0",
+		Container:      Container{Name: "llama-stack", Port: 8321},
+		ServiceAccount: ServiceAccount{Create: true},
+		Storage:        Storage{MountPath: "/.llama"},
+		NetworkPolicy:  NetworkPolicy{Enabled: true},
 	}, v)
 }
 
@@ -100,6 +103,15 @@ func TestLlamaStackInvalid(t *testing.T) {
 		{"zero storage", "spec.server.storage.size", "positive", func(c *llamav1alpha1.LlamaStackDistribution) {
 			c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &zero}
 		}},
+		{"volume name taken", "spec.server.podOverrides.volumes[0].name", "used by the operator", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{Volumes: []corev1.Volume{{Name: "lls-storage"}}}
+		}},
+		{"mount of no volume", "spec.server.podOverrides.volumeMounts[0].name", "no volume", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{VolumeMounts: []corev1.VolumeMount{{Name: "ghost", MountPath: "/g"}}}
+		}},
+		{"relative mount path", "spec.server.storage.mountPath", "absolute", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{MountPath: "data"}
+		}},
 		{"cross-namespace user config", "spec.server.userConfig.configMapNamespace", `copy ConfigMap "run" into namespace "ns"`, func(c *llamav1alpha1.LlamaStackDistribution) {
 			c.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run", ConfigMapNamespace: "other"}
 		}},
@@ -124,4 +136,81 @@ func TestMapIsStable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a, b)
 	assert.Equal(t, float64(8321), a["container"].(map[string]any)["port"], "numbers take JSON's form, as in a stored release")
+}
+
+func TestWorkersFillRequests(t *testing.T) {
+	three := int32(3)
+	v, err := LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Workers = &three
+	}), LlamaStackInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), v.Workers)
+	assert.Equal(t, "3", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
+	assert.Equal(t, "3Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+
+	// The user's requests win.
+	v, err = LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Workers = &three
+		c.Spec.Server.ContainerSpec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	}), LlamaStackInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, "500m", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
+	assert.Equal(t, "3Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+}
+
+func qs(q resource.Quantity) string { return q.String() }
+
+func TestStorageNeverShrinks(t *testing.T) {
+	small := resource.MustParse("5Gi")
+	claimed := resource.MustParse("10Gi")
+	v, err := LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &small}
+	}), LlamaStackInputs{Distributions: table, ClaimedStorage: &claimed})
+	require.NoError(t, err)
+	assert.Equal(t, "10Gi", v.Storage.Size, "a smaller size keeps the claim's")
+
+	big := resource.MustParse("20Gi")
+	v, err = LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &big}
+	}), LlamaStackInputs{Distributions: table, ClaimedStorage: &claimed})
+	require.NoError(t, err)
+	assert.Equal(t, "20Gi", v.Storage.Size, "a larger size is an expansion request")
+}
+
+func TestPodOverridesAndScaling(t *testing.T) {
+	grace := int64(30)
+	minR, maxR, cpu := int32(2), int32(5), int32(70)
+	one := intstr.FromInt32(1)
+	v, err := LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{
+			ServiceAccountName:            "mine",
+			TerminationGracePeriodSeconds: &grace,
+			Volumes:                       []corev1.Volume{{Name: "extra"}},
+			VolumeMounts:                  []corev1.VolumeMount{{Name: "extra", MountPath: "/extra"}},
+		}
+		c.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: &minR, MaxReplicas: maxR, TargetCPUUtilizationPercentage: &cpu}
+		c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: &one}
+	}), LlamaStackInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, ServiceAccount{Create: false, Name: "mine"}, v.ServiceAccount)
+	assert.Equal(t, &grace, v.TerminationGracePeriodSeconds)
+	assert.Equal(t, Autoscaling{MinReplicas: &minR, MaxReplicas: 5, TargetCPUUtilizationPercentage: &cpu}, v.Autoscaling)
+	assert.Equal(t, &one, v.PodDisruptionBudget.MinAvailable)
+	assert.Len(t, v.ExtraVolumes, 1)
+}
+
+func TestNetwork(t *testing.T) {
+	v, err := LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a", "b"}, Labels: []string{"team"}}}
+	}), LlamaStackInputs{Distributions: table, OperatorNamespace: "ops", Capabilities: Capabilities{Route: true}})
+	require.NoError(t, err)
+	assert.Equal(t, NetworkPolicy{Enabled: true, OperatorNamespace: "ops", AllowedNamespaces: []string{"a", "b"}, AllowedNamespaceLabels: []string{"team"}}, v.NetworkPolicy)
+	assert.True(t, v.Expose.Enabled)
+	assert.True(t, v.CapabilityValues.Route)
+
+	v, err = LlamaStack(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a", "*"}}}
+	}), LlamaStackInputs{Distributions: table, NetworkPolicyDisabled: true})
+	require.NoError(t, err)
+	assert.Equal(t, NetworkPolicy{Enabled: false, AllowAllNamespaces: true}, v.NetworkPolicy)
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,3 +104,6 @@ func hasReason(t *testing.T, ns, name, reason string) error {
 	}
 	return fmt.Errorf("no event %s for %s/%s; events: %v", reason, ns, name, eventReasons(t, ns, name))
 }
+
+// unstructuredObj lets a test send what typed clients cannot express.
+type unstructuredObj = unstructured.Unstructured

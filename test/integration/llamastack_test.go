@@ -235,12 +235,26 @@ func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
 	} {
 		require.NoError(t, gone(ns, name, obj))
 	}
-	// No kubelet or PVC protection controller here, but the delete was sent:
+	assert.Zero(t, len(releaseSecrets(t, ns, "llsd-del")), "the release is uninstalled")
+
+	// The data outlives the CR: Helm keeps the claim
+	// (helm.sh/resource-policy: keep) and it has no owner reference that a
+	// garbage collector could follow. Re-creating the CR adopts it again.
 	pvc := &corev1.PersistentVolumeClaim{}
-	if err := get(ns, "del-pvc", pvc); err == nil {
-		assert.NotNil(t, pvc.DeletionTimestamp, "the PVC must at least be deleting")
-	}
-	assert.Empty(t, releaseSecrets(t, ns, "llsd-del"))
+	require.NoError(t, get(ns, "del-pvc", pvc))
+	assert.Nil(t, pvc.DeletionTimestamp)
+	assert.Empty(t, pvc.OwnerReferences)
+	claimUID := pvc.UID
+
+	again := newLLSD(ns, "del")
+	again.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
+	require.NoError(t, k8s.Create(context.Background(), again))
+	waitPhase(t, ns, "del", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, get(ns, "del-pvc", pvc))
+	assert.Equal(t, claimUID, pvc.UID, "the same claim, with its data")
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "del", dep))
+	assert.Equal(t, "del-pvc", dep.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName)
 }
 
 func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,6 +26,12 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// The operator's namespace and settings ConfigMap in the suite.
+const (
+	operatorNamespace = "ai-stack-operator-system"
+	settingsConfigMap = "ai-stack-operator-config"
 )
 
 // reconcilePeriod is short so that "unchanged CR -> no writes" is checked
@@ -44,6 +51,9 @@ type countWrites struct{ next http.RoundTripper }
 func (c countWrites) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		operatorWrites.Add(1)
+		if os.Getenv("TEST_VERBOSE") != "" {
+			fmt.Fprintf(os.Stderr, "operator write: %s %s\n", req.Method, req.URL.Path)
+		}
 	}
 	return c.next.RoundTrip(req)
 }
@@ -88,7 +98,11 @@ func run(m *testing.M) int {
 	}
 	operatorCfg := rest.CopyConfig(cfg)
 	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countWrites{next: rt} }
-	mgr, err := controller.NewManager(operatorCfg, controller.ManagerOptions{Watches: ws, MetricsAddr: "0", ProbeAddr: "0"})
+	mgr, err := controller.NewManager(operatorCfg, controller.ManagerOptions{
+		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
+		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
+		CapabilityTTL: 500 * time.Millisecond,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -110,5 +124,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	clientset = kubernetes.NewForConfigOrDie(cfg)
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }

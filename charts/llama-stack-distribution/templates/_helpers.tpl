@@ -46,3 +46,48 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 {{ toYaml . }}
 {{- end }}
 {{- end -}}
+
+{{/* The ServiceAccount the pods run as. */}}
+{{- define "llsd.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- include "llsd.childName" (list . "-sa") -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when more than one pod may run (replicas or autoscaling). */}}
+{{- define "llsd.multiReplica" -}}
+{{- if .Values.autoscaling.maxReplicas -}}
+{{- if gt (int .Values.autoscaling.maxReplicas) 1 }}true{{ end -}}
+{{- else if gt (int .Values.replicas) 1 -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the Route API exists (values override detection). */}}
+{{- define "llsd.hasRoute" -}}
+{{- if kindIs "bool" .Values.capabilities.route -}}
+{{- if .Values.capabilities.route }}true{{ end -}}
+{{- else if .Capabilities.APIVersions.Has "route.openshift.io/v1/Route" -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the ServiceMonitor API exists (values override detection). */}}
+{{- define "llsd.hasServiceMonitor" -}}
+{{- if kindIs "bool" .Values.capabilities.serviceMonitor -}}
+{{- if .Values.capabilities.serviceMonitor }}true{{ end -}}
+{{- else if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The run configuration's ConfigMap, if any: userConfig's or the rendered runConfig's. */}}
+{{- define "llsd.configMapName" -}}
+{{- if .Values.runConfig -}}
+{{- include "llsd.childName" (list . "-config") -}}
+{{- else if .Values.userConfig.configMapName -}}
+{{- .Values.userConfig.configMapName -}}
+{{- end -}}
+{{- end -}}

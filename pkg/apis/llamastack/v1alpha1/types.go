@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Defaults shared by the API, the translation layer and the chart.
@@ -30,9 +31,42 @@ type LlamaStackDistributionSpec struct {
 
 	// Server configures the Llama Stack server.
 	Server ServerSpec `json:"server"`
+
+	// Network configures exposure and the NetworkPolicy.
+	// +optional
+	Network *NetworkSpec `json:"network,omitempty"`
+}
+
+// NetworkSpec configures who may reach the server.
+type NetworkSpec struct {
+	// ExposeRoute exposes the server outside the cluster: an OpenShift Route
+	// (edge TLS) where the Route API exists, an Ingress elsewhere.
+	// +optional
+	ExposeRoute bool `json:"exposeRoute,omitempty"`
+
+	// AllowedFrom adds namespaces to the NetworkPolicy's allowed sources
+	// (pods of the CR's own namespace and the operator's are always allowed).
+	// +optional
+	AllowedFrom *AllowedFromSpec `json:"allowedFrom,omitempty"`
+}
+
+// AllowedFromSpec lists extra namespaces allowed to reach the server.
+type AllowedFromSpec struct {
+	// Namespaces are namespace names; "*" allows every namespace.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MinLength=1
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+
+	// Labels are namespace label keys: namespaces that carry any of them are allowed.
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MinLength=1
+	// +optional
+	Labels []string `json:"labels,omitempty"`
 }
 
 // ServerSpec configures the Llama Stack server.
+// +kubebuilder:validation:XValidation:rule="!(has(self.userConfig) && has(self.config))",message="set at most one of spec.server.userConfig (a ConfigMap you manage) and spec.server.config (a typed run configuration)"
 type ServerSpec struct {
 	// Distribution selects the server image, by distribution name or directly.
 	Distribution DistributionType `json:"distribution"`
@@ -48,6 +82,121 @@ type ServerSpec struct {
 	// UserConfig names a ConfigMap with the server's run configuration (key config.yaml).
 	// +optional
 	UserConfig *UserConfigSpec `json:"userConfig,omitempty"`
+
+	// Config is a typed run configuration, rendered into the ConfigMap
+	// <name>-config; mutually exclusive with userConfig.
+	// +optional
+	Config *ServerConfig `json:"config,omitempty"`
+
+	// Workers is the number of uvicorn worker processes (LLAMA_STACK_WORKERS).
+	// Unless containerSpec.resources says otherwise, each worker requests one
+	// CPU and 1Gi of memory.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Workers *int32 `json:"workers,omitempty"`
+
+	// PodOverrides customise the pod.
+	// +optional
+	PodOverrides *PodOverrides `json:"podOverrides,omitempty"`
+
+	// PodDisruptionBudget for the server pods; when unset and more than one
+	// replica runs, maxUnavailable is 1.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// TopologySpreadConstraints for the server pods; when unset and more than
+	// one replica runs, pods spread over nodes and zones (ScheduleAnyway).
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// Autoscaling, when set, adds a HorizontalPodAutoscaler that owns the replica count.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
+	// TLSConfig configures the certificates the server trusts.
+	// +optional
+	TLSConfig *TLSConfig `json:"tlsConfig,omitempty"`
+}
+
+// PodOverrides customise the server pod.
+type PodOverrides struct {
+	// ServiceAccountName runs the pods as an existing ServiceAccount; the
+	// operator then creates none.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// TerminationGracePeriodSeconds of the pods.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// Volumes added to the pod.
+	// +optional
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
+
+	// VolumeMounts added to the server container.
+	// +optional
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+}
+
+// PodDisruptionBudgetSpec sets at most one of minAvailable and maxUnavailable.
+// +kubebuilder:validation:XValidation:rule="!(has(self.minAvailable) && has(self.maxUnavailable))",message="set at most one of spec.server.podDisruptionBudget.minAvailable and maxUnavailable"
+type PodDisruptionBudgetSpec struct {
+	// MinAvailable pods (a number or a percentage).
+	// +optional
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// MaxUnavailable pods (a number or a percentage).
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// AutoscalingSpec configures a HorizontalPodAutoscaler.
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="spec.server.autoscaling.minReplicas must not exceed maxReplicas"
+type AutoscalingSpec struct {
+	// MinReplicas; 1 when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas.
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// TargetCPUUtilizationPercentage of the CPU request; 80 when neither target is set.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+
+	// TargetMemoryUtilizationPercentage of the memory request.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+}
+
+// TLSConfig configures the certificates the server trusts.
+type TLSConfig struct {
+	// CABundle names a ConfigMap of CA certificates to trust.
+	// +optional
+	CABundle *CABundleConfig `json:"caBundle,omitempty"`
+}
+
+// CABundleConfig names a ConfigMap of PEM CA certificates.
+type CABundleConfig struct {
+	// ConfigMapName of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	ConfigMapName string `json:"configMapName"`
+
+	// ConfigMapNamespace of the ConfigMap; the CR's namespace when unset.
+	// +optional
+	ConfigMapNamespace string `json:"configMapNamespace,omitempty"`
+
+	// ConfigMapKeys holding certificates; ["ca-bundle.crt"] when unset.
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z0-9]([a-zA-Z0-9\-_.]*[a-zA-Z0-9])?$`
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	ConfigMapKeys []string `json:"configMapKeys,omitempty"`
 }
 
 // DistributionType selects the server image: exactly one of name or image.
@@ -84,6 +233,10 @@ type ContainerSpec struct {
 	// Env adds environment variables to the server container.
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// EnvFrom adds environment variables from ConfigMaps and Secrets.
+	// +optional
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// Command overrides the image's entrypoint.
 	// +optional

@@ -1,0 +1,99 @@
+// Package settings parses the operator's own settings: the ConfigMap an
+// administrator edits (default ai-stack-operator-config in the operator's
+// namespace) and RELATED_IMAGE_* environment variables, which OLM sets from
+// the bundle's relatedImages for disconnected installs. Pure: no API calls.
+package settings
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+)
+
+// Keys of the settings ConfigMap.
+const (
+	// KeyImageOverrides holds a YAML map of distribution name -> image.
+	KeyImageOverrides = "image-overrides"
+	// KeyNetworkPolicy is "enabled" (default) or "disabled".
+	KeyNetworkPolicy = "network-policy"
+	// RelatedImagePrefix starts the environment variables that override
+	// distribution images: RELATED_IMAGE_REMOTE_VLLM for remote-vllm.
+	RelatedImagePrefix = "RELATED_IMAGE_"
+)
+
+// Settings are the operator-wide settings in force.
+type Settings struct {
+	// Distributions maps distribution names to images, overrides applied.
+	Distributions distributions.Table
+	// NetworkPolicy is false when the administrator turned NetworkPolicies off.
+	NetworkPolicy bool
+}
+
+// Error is a settings problem the administrator fixes in the ConfigMap.
+type Error struct {
+	// Key of the ConfigMap that is wrong.
+	Key string
+	// Message says what is wrong and how to fix it.
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("operator settings, key %s: %s", e.Key, e.Message) }
+
+// Reason is the condition reason for CRs that cannot be reconciled because of it.
+func (e *Error) Reason() string { return "InvalidOperatorSettings" }
+
+// EnvName is the RELATED_IMAGE_ variable of a distribution name.
+func EnvName(distribution string) string {
+	return RelatedImagePrefix + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(distribution))
+}
+
+// Parse builds the settings from the embedded table, the environment
+// (os.Environ form) and the ConfigMap's data (nil when it does not exist).
+// Precedence for images: ConfigMap, then RELATED_IMAGE_*, then the table.
+func Parse(base distributions.Table, environ []string, data map[string]string) (Settings, error) {
+	s := Settings{Distributions: distributions.Table{}, NetworkPolicy: true}
+	for name, img := range base {
+		s.Distributions[name] = img
+	}
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, RelatedImagePrefix) && v != "" {
+			env[k] = v
+		}
+	}
+	for _, name := range base.Names() {
+		if img, ok := env[EnvName(name)]; ok {
+			s.Distributions[name] = img
+		}
+	}
+
+	if raw, ok := data[KeyImageOverrides]; ok && strings.TrimSpace(raw) != "" {
+		overrides := map[string]string{}
+		if err := yaml.UnmarshalStrict([]byte(raw), &overrides); err != nil {
+			return s, &Error{Key: KeyImageOverrides, Message: fmt.Sprintf("must be a YAML map of distribution name to image: %v", err)}
+		}
+		names := make([]string, 0, len(overrides))
+		for n := range overrides {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if strings.TrimSpace(overrides[n]) == "" {
+				return s, &Error{Key: KeyImageOverrides, Message: fmt.Sprintf("the image of %q is empty", n)}
+			}
+			s.Distributions[n] = overrides[n]
+		}
+	}
+	switch v := strings.TrimSpace(data[KeyNetworkPolicy]); v {
+	case "", "enabled":
+	case "disabled":
+		s.NetworkPolicy = false
+	default:
+		return s, &Error{Key: KeyNetworkPolicy, Message: fmt.Sprintf("must be enabled or disabled, got %q", v)}
+	}
+	return s, nil
+}

@@ -1,0 +1,56 @@
+package settings
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+)
+
+var base = distributions.Table{"starter": "reg/starter:1", "remote-vllm": "reg/vllm:1"}
+
+func TestParseDefaults(t *testing.T) {
+	s, err := Parse(base, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, base, s.Distributions)
+	assert.True(t, s.NetworkPolicy)
+	s.Distributions["starter"] = "changed"
+	assert.Equal(t, "reg/starter:1", base["starter"], "the base table must not be modified")
+}
+
+func TestImagePrecedence(t *testing.T) {
+	env := []string{"PATH=/bin", "RELATED_IMAGE_REMOTE_VLLM=mirror/vllm@sha256:abc", "RELATED_IMAGE_STARTER=mirror/starter:1", "RELATED_IMAGE_UNKNOWN=x"}
+	s, err := Parse(base, env, map[string]string{KeyImageOverrides: "starter: admin/starter:2\nmy-own: admin/own:1\n"})
+	require.NoError(t, err)
+	assert.Equal(t, distributions.Table{
+		"starter":     "admin/starter:2",        // ConfigMap beats env
+		"remote-vllm": "mirror/vllm@sha256:abc", // env beats the table
+		"my-own":      "admin/own:1",            // ConfigMap may add names
+	}, s.Distributions)
+	assert.Equal(t, "RELATED_IMAGE_REMOTE_VLLM", EnvName("remote-vllm"))
+}
+
+func TestNetworkPolicySetting(t *testing.T) {
+	s, err := Parse(base, nil, map[string]string{KeyNetworkPolicy: "disabled"})
+	require.NoError(t, err)
+	assert.False(t, s.NetworkPolicy)
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, data := range map[string]map[string]string{
+		"overrides not a map": {KeyImageOverrides: "- a\n- b\n"},
+		"empty image":         {KeyImageOverrides: "starter: \"\"\n"},
+		"bad policy value":    {KeyNetworkPolicy: "off"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(base, nil, data)
+			var se *Error
+			require.True(t, errors.As(err, &se), "got %v", err)
+			assert.Equal(t, "InvalidOperatorSettings", se.Reason())
+			assert.Contains(t, err.Error(), "operator settings, key ")
+		})
+	}
+}

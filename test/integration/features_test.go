@@ -1,0 +1,368 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// patchCR applies a change to a CR with a merge patch.
+func patchCR(t *testing.T, ns, name string, change func(*llamav1alpha1.LlamaStackDistribution)) {
+	t.Helper()
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, name, cr))
+	orig := cr.DeepCopy()
+	change(cr)
+	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+}
+
+func TestEveryObjectAndItsSwitch(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "full")
+	cr.Spec.Replicas = 2
+	cr.Spec.Server.Workers = ptr.To(int32(2))
+	cr.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 4, TargetMemoryUtilizationPercentage: ptr.To(int32(75))}
+	cr.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{
+		ServiceAccountName:            "existing-sa",
+		TerminationGracePeriodSeconds: ptr.To(int64(45)),
+		Volumes:                       []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		VolumeMounts:                  []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}},
+	}
+	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"clients"}, Labels: []string{"llama-access"}}}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitPhase(t, ns, "full", llamav1alpha1.PhaseInitializing)
+
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "full", dep))
+	pod := dep.Spec.Template.Spec
+	assert.Equal(t, "existing-sa", pod.ServiceAccountName)
+	assert.Equal(t, int64(45), *pod.TerminationGracePeriodSeconds)
+	assert.Len(t, pod.TopologySpreadConstraints, 2, "default spread with more than one replica")
+	c := pod.Containers[0]
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "LLAMA_STACK_WORKERS", Value: "2"})
+	assert.Equal(t, "2", ptr.To(c.Resources.Requests[corev1.ResourceCPU]).String())
+	assert.Equal(t, "2Gi", ptr.To(c.Resources.Requests[corev1.ResourceMemory]).String())
+	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "cache", MountPath: "/cache"})
+	for _, p := range []*corev1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe} {
+		require.NotNil(t, p)
+		assert.Equal(t, "/v1/health", p.HTTPGet.Path)
+	}
+	assert.True(t, *pod.SecurityContext.RunAsNonRoot)
+	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
+	assert.Equal(t, []corev1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
+	require.Error(t, get(ns, "full-sa", &corev1.ServiceAccount{}), "no ServiceAccount with podOverrides.serviceAccountName")
+
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	require.NoError(t, get(ns, "full-hpa", hpa))
+	assert.Equal(t, int32(2), *hpa.Spec.MinReplicas)
+	assert.Equal(t, int32(4), hpa.Spec.MaxReplicas)
+	require.Len(t, hpa.Spec.Metrics, 1)
+	assert.Equal(t, corev1.ResourceMemory, hpa.Spec.Metrics[0].Resource.Name)
+
+	pdb := &policyv1.PodDisruptionBudget{}
+	require.NoError(t, get(ns, "full-pdb", pdb))
+	assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MaxUnavailable)
+
+	// envtest serves no Route API: exposure is an Ingress.
+	ing := &networkingv1.Ingress{}
+	require.NoError(t, get(ns, "full-ingress", ing))
+	assert.Equal(t, "full-service", ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
+
+	np := &networkingv1.NetworkPolicy{}
+	require.NoError(t, get(ns, "full-network-policy", np))
+	require.Len(t, np.Spec.Ingress, 1)
+	from := np.Spec.Ingress[0].From
+	require.Len(t, from, 5, "same namespace, operator namespace, allowed namespaces, a label, ingress controllers")
+	assert.Equal(t, &metav1.LabelSelector{}, from[0].PodSelector)
+	assert.Equal(t, operatorNamespace, from[1].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"])
+	assert.Equal(t, []string{"clients"}, from[2].NamespaceSelector.MatchExpressions[0].Values)
+	assert.Equal(t, "llama-access", from[3].NamespaceSelector.MatchExpressions[0].Key)
+	assert.Equal(t, int32(8321), np.Spec.Ingress[0].Ports[0].Port.IntVal)
+
+	// Switch everything off: the objects go.
+	patchCR(t, ns, "full", func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Replicas = 1
+		c.Spec.Server.Autoscaling = nil
+		c.Spec.Server.PodOverrides = nil
+		c.Spec.Network = nil
+	})
+	eventually(t, "HPA, PDB and Ingress to be removed", func() error {
+		for name, obj := range map[string]client.Object{"full-hpa": &autoscalingv2.HorizontalPodAutoscaler{}, "full-pdb": &policyv1.PodDisruptionBudget{}, "full-ingress": &networkingv1.Ingress{}} {
+			if err := gone(ns, name, obj); err != nil {
+				return err
+			}
+		}
+		return get(ns, "full-sa", &corev1.ServiceAccount{})
+	})
+	require.NoError(t, get(ns, "full", dep))
+	assert.Empty(t, dep.Spec.Template.Spec.TopologySpreadConstraints)
+	assert.Equal(t, int32(1), *dep.Spec.Replicas)
+}
+
+func TestExplicitPDBAndSpread(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "explicit")
+	cr.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromString("50%"))}
+	cr.Spec.Server.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule}}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitPhase(t, ns, "explicit", llamav1alpha1.PhaseInitializing)
+	pdb := &policyv1.PodDisruptionBudget{}
+	require.NoError(t, get(ns, "explicit-pdb", pdb))
+	assert.Equal(t, intstr.FromString("50%"), *pdb.Spec.MinAvailable)
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "explicit", dep))
+	require.Len(t, dep.Spec.Template.Spec.TopologySpreadConstraints, 1)
+	assert.Equal(t, int32(2), dep.Spec.Template.Spec.TopologySpreadConstraints[0].MaxSkew)
+
+	// A single replica with no explicit budget has none.
+	patchCR(t, ns, "explicit", func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.PodDisruptionBudget = nil })
+	eventually(t, "the PDB to go", func() error { return gone(ns, "explicit-pdb", &policyv1.PodDisruptionBudget{}) })
+}
+
+func claimSize(t *testing.T, ns, name string) string {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, get(ns, name, pvc))
+	return ptr.To(pvc.Spec.Resources.Requests[corev1.ResourceStorage]).String()
+}
+
+func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
+	// Expansion needs a StorageClass that allows it (the API server's
+	// PersistentVolumeClaimResize admission) and a bound claim.
+	sc := &storagev1.StorageClass{
+		ObjectMeta:           metav1.ObjectMeta{Name: "expandable", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner:          "example.com/none",
+		AllowVolumeExpansion: ptr.To(true),
+	}
+	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(context.Background(), sc)))
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "disk")
+	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("5Gi"))}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	got := waitPhase(t, ns, "disk", llamav1alpha1.PhaseInitializing)
+	assert.Equal(t, "ClaimPending", condition(got, status.TypeStorageReady).Reason)
+
+	// Play the PV controller: bind the claim.
+	pvc := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, get(ns, "disk-pvc", pvc))
+	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}}
+	require.NoError(t, k8s.Status().Update(context.Background(), pvc))
+	eventually(t, "StorageReady", func() error {
+		cr := &llamav1alpha1.LlamaStackDistribution{}
+		if err := get(ns, "disk", cr); err != nil {
+			return err
+		}
+		if c := condition(cr, status.TypeStorageReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("StorageReady %+v", c)
+		}
+		return nil
+	})
+
+	patchCR(t, ns, "disk", func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage.Size = ptr.To(resource.MustParse("8Gi"))
+	})
+	eventually(t, "an expansion request", func() error {
+		if s := claimSize(t, ns, "disk-pvc"); s != "8Gi" {
+			return fmt.Errorf("claim requests %s", s)
+		}
+		return nil
+	})
+
+	patchCR(t, ns, "disk", func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage.Size = ptr.To(resource.MustParse("2Gi"))
+	})
+	eventually(t, "ShrinkRefused", func() error {
+		cr := &llamav1alpha1.LlamaStackDistribution{}
+		if err := get(ns, "disk", cr); err != nil {
+			return err
+		}
+		c := condition(cr, status.TypeStorageReady)
+		if cr.Status.ObservedGeneration != cr.Generation || c == nil || c.Reason != "ShrinkRefused" {
+			return fmt.Errorf("StorageReady %+v", c)
+		}
+		if !assert.Contains(t, c.Message, "set 8Gi or more") {
+			return nil
+		}
+		return nil
+	})
+	assert.Equal(t, "8Gi", claimSize(t, ns, "disk-pvc"), "the claim is never shrunk")
+	got = &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "disk", got))
+	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status, "the rest of the spec still applies")
+
+	patchCR(t, ns, "disk", func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.Storage = nil })
+	eventually(t, "the Deployment to use an emptyDir", func() error {
+		dep := &appsv1.Deployment{}
+		if err := get(ns, "disk", dep); err != nil {
+			return err
+		}
+		if dep.Spec.Template.Spec.Volumes[0].EmptyDir == nil {
+			return fmt.Errorf("volume %+v", dep.Spec.Template.Spec.Volumes[0])
+		}
+		return nil
+	})
+	pvc = &corev1.PersistentVolumeClaim{}
+	require.NoError(t, get(ns, "disk-pvc", pvc), "dropping storage from the spec must not delete the data")
+	assert.Nil(t, pvc.DeletionTimestamp)
+}
+
+func TestOperatorSettingsOverrideImages(t *testing.T) {
+	ns := newNamespace(t)
+	t.Setenv("RELATED_IMAGE_TGI", "mirror.example.com/tgi@sha256:0123")
+	cr := newLLSD(ns, "img")
+	cr.Spec.Server.Distribution.Name = "tgi"
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	image := func() string {
+		dep := &appsv1.Deployment{}
+		if err := get(ns, "img", dep); err != nil {
+			return err.Error()
+		}
+		return dep.Spec.Template.Spec.Containers[0].Image
+	}
+	eventually(t, "the RELATED_IMAGE_ image", func() error {
+		if img := image(); img != "mirror.example.com/tgi@sha256:0123" {
+			return fmt.Errorf("image %s", img)
+		}
+		return nil
+	})
+
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
+		Data:       map[string]string{"image-overrides": "tgi: admin.example.com/tgi:pinned\n"},
+	}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+	eventually(t, "the settings ConfigMap's image", func() error {
+		if img := image(); img != "admin.example.com/tgi:pinned" {
+			return fmt.Errorf("image %s", img)
+		}
+		return nil
+	})
+	eventually(t, "status to list the overridden image", func() error {
+		got := &llamav1alpha1.LlamaStackDistribution{}
+		if err := get(ns, "img", got); err != nil {
+			return err
+		}
+		if img := got.Status.DistributionConfig.AvailableDistributions["tgi"]; img != "admin.example.com/tgi:pinned" {
+			return fmt.Errorf("status lists %s", img)
+		}
+		return nil
+	})
+
+	// A broken settings ConfigMap is reported on the CR; nothing running changes.
+	cm.Data = map[string]string{"network-policy": "sometimes"}
+	require.NoError(t, k8s.Update(context.Background(), cm))
+	failed := waitPhase(t, ns, "img", llamav1alpha1.PhaseFailed)
+	c := condition(failed, status.TypeReconciled)
+	assert.Equal(t, "InvalidOperatorSettings", c.Reason)
+	assert.Contains(t, c.Message, "network-policy")
+	assert.Equal(t, "admin.example.com/tgi:pinned", image())
+
+	require.NoError(t, k8s.Delete(context.Background(), cm))
+	waitPhase(t, ns, "img", llamav1alpha1.PhaseInitializing)
+}
+
+func TestNetworkPolicyCanBeTurnedOff(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "np")))
+	waitPhase(t, ns, "np", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, get(ns, "np-network-policy", &networkingv1.NetworkPolicy{}))
+
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
+		Data:       map[string]string{"network-policy": "disabled"},
+	}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+	eventually(t, "the NetworkPolicy to go", func() error { return gone(ns, "np-network-policy", &networkingv1.NetworkPolicy{}) })
+}
+
+func TestStatusReportsServiceAndRoute(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "url")
+	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	got := waitPhase(t, ns, "url", llamav1alpha1.PhaseInitializing)
+	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeServiceReady).Status)
+	assert.Equal(t, "NoStorageRequested", condition(got, status.TypeStorageReady).Reason)
+	assert.Empty(t, got.Status.RouteURL, "no host is known yet")
+
+	// Play the ingress controller.
+	ing := &networkingv1.Ingress{}
+	require.NoError(t, get(ns, "url-ingress", ing))
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{Hostname: "llama.example.com"}}
+	require.NoError(t, k8s.Status().Update(context.Background(), ing))
+	eventually(t, "routeURL", func() error {
+		if err := get(ns, "url", got); err != nil {
+			return err
+		}
+		if got.Status.RouteURL != "http://llama.example.com" {
+			return fmt.Errorf("routeURL %q", got.Status.RouteURL)
+		}
+		return nil
+	})
+}
+
+func TestAPIRejectsBadInput(t *testing.T) {
+	ns := newNamespace(t)
+	tests := map[string]struct {
+		mut  func(*llamav1alpha1.LlamaStackDistribution)
+		want string
+	}{
+		"userConfig and config": {func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "x"}
+			c.Spec.Server.Config = &llamav1alpha1.ServerConfig{}
+		}, "set at most one of spec.server.userConfig"},
+		"zero workers": {func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.Workers = ptr.To(int32(0)) }, "spec.server.workers"},
+		"min over max": {func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: ptr.To(int32(5)), MaxReplicas: 2}
+		}, "minReplicas must not exceed maxReplicas"},
+		"both PDB fields": {func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+		}, "set at most one of spec.server.podDisruptionBudget"},
+		"port out of range": {func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.ContainerSpec.Port = 70000 }, "spec.server.containerSpec.port"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			cr := newLLSD(ns, "bad")
+			tt.mut(cr)
+			err := k8s.Create(context.Background(), cr)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestAPIRejectsInvalidQuantity(t *testing.T) {
+	ns := newNamespace(t)
+	u := map[string]any{
+		"apiVersion": "llamastack.io/v1alpha1", "kind": "LlamaStackDistribution",
+		"metadata": map[string]any{"name": "q", "namespace": ns},
+		"spec": map[string]any{"server": map[string]any{
+			"distribution": map[string]any{"name": "starter"},
+			"storage":      map[string]any{"size": "ten gigs"},
+		}},
+	}
+	obj := &unstructuredObj{}
+	obj.Object = u
+	err := k8s.Create(context.Background(), obj)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "spec.server.storage.size")
+}
