@@ -1,12 +1,13 @@
 module github.com/ai-stack-operator/ai-stack-operator
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/operator-framework/helm-operator-plugins v0.9.1
 	github.com/prometheus/client_model v0.6.2
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/zap v1.27.0
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	gopkg.in/yaml.v3 v3.0.1
 	helm.sh/helm/v3 v3.21.0
 	k8s.io/api v0.35.1

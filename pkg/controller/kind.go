@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -16,6 +17,8 @@ type Kind interface {
 	GroupVersionKind() schema.GroupVersionKind
 	// NewObject returns an empty typed object of the kind.
 	NewObject() client.Object
+	// NewList returns an empty typed list of the kind.
+	NewList() client.ObjectList
 	// ReleasePrefix starts the names of this kind's Helm releases.
 	ReleasePrefix() string
 	// OwnedTypes are the kinds of object the chart renders that the operator
@@ -37,6 +40,23 @@ type Kind interface {
 	// read the rendered objects through reader (the label-limited cache).
 	// inputs is nil when Gather failed.
 	SetStatus(ctx context.Context, reader client.Reader, obj client.Object, inputs any, obs Observation) error
+}
+
+// Preparer is implemented by kinds that write objects of their own, outside
+// the Helm release (the merged CA bundle).
+type Preparer interface {
+	// Prepare runs after Values succeeded and before the chart is applied.
+	Prepare(ctx context.Context, c client.Client, rec record.EventRecorder, obj client.Object, inputs any) error
+	// Cleanup runs when the CR is deleted, after the release is uninstalled.
+	Cleanup(ctx context.Context, c client.Client, obj client.Object) error
+}
+
+// ConfigMapReferrer is implemented by kinds whose CRs read ConfigMaps that the
+// operator does not own: the reconciler watches ConfigMaps as metadata only
+// and maps a change to the CRs that list it here.
+type ConfigMapReferrer interface {
+	// ConfigMapRefs are "namespace/name" of the ConfigMaps the CR reads.
+	ConfigMapRefs(obj client.Object) []string
 }
 
 // Observation is what the reconciler learned in one pass, for SetStatus.

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -52,6 +53,8 @@ type LlamaStack struct {
 type llamaStackInputs struct {
 	settings settings.Settings
 	values   values.LlamaStackInputs
+	// trust is nil offline.
+	trust *trustState
 }
 
 var _ Kind = (*LlamaStack)(nil)
@@ -64,15 +67,19 @@ func (*LlamaStack) GroupVersionKind() schema.GroupVersionKind {
 // NewObject implements Kind.
 func (*LlamaStack) NewObject() client.Object { return &llamav1alpha1.LlamaStackDistribution{} }
 
+// NewList implements Kind.
+func (*LlamaStack) NewList() client.ObjectList { return &llamav1alpha1.LlamaStackDistributionList{} }
+
 // ReleasePrefix implements Kind.
 func (*LlamaStack) ReleasePrefix() string { return "llsd" }
 
 // OwnedTypes implements Kind. Routes and ServiceMonitors are optional APIs and
-// not watched; drift on them is repaired on the next reconcile.
+// not watched; drift on them is repaired on the next reconcile. ConfigMaps
+// are watched as metadata only (ConfigMapRefs).
 func (*LlamaStack) OwnedTypes() []client.Object {
 	return []client.Object{
 		&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{},
-		&corev1.ConfigMap{}, &networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
+		&networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
 		&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
 	}
 }
@@ -111,6 +118,15 @@ func (k *LlamaStack) Gather(ctx context.Context, reader client.Reader, obj clien
 	}
 	if k.Capabilities != nil {
 		in.values.Capabilities = k.Capabilities()
+	}
+	if k.APIReader != nil {
+		if in.trust, err = k.gatherTrust(ctx, cr, s, in.values.Capabilities); err != nil {
+			return nil, err
+		}
+		in.values.Trust = in.trust.mounted()
+		if in.values.UserConfigHash, err = k.userConfigHash(ctx, cr); err != nil {
+			return nil, err
+		}
 	}
 	if cr.Spec.Server.Storage != nil {
 		pvc := &corev1.PersistentVolumeClaim{}
@@ -189,6 +205,15 @@ func (k *LlamaStack) SetStatus(ctx context.Context, reader client.Reader, obj cl
 	}
 	if in, ok := inputs.(*llamaStackInputs); ok {
 		o.AvailableDistributions = in.settings.Distributions
+		if t := in.trust; t != nil {
+			o.Trust = status.TrustObservation{Wanted: t.wanted, Sources: t.sources, LastGoodMounted: t.stored != nil}
+			if t.bundle != nil {
+				o.Trust.Certificates = t.bundle.Certificates
+			}
+			if t.failure != nil {
+				o.Trust.FailureReason, o.Trust.FailureMessage = t.failure.Reason, t.failure.Message
+			}
+		}
 	}
 	o.ActiveDistribution = cr.Spec.Server.Distribution.Name
 	if o.ActiveDistribution == "" {
@@ -295,4 +320,28 @@ func getOptional[T client.Object](ctx context.Context, reader client.Reader, ns,
 	default:
 		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
 	}
+}
+
+// Prepare implements Preparer: the merged CA bundle is written before the
+// chart that mounts it is applied.
+func (k *LlamaStack) Prepare(ctx context.Context, c client.Client, rec record.EventRecorder, obj client.Object, inputs any) error {
+	in := inputs.(*llamaStackInputs)
+	if in.trust == nil {
+		return nil
+	}
+	return k.writeBundle(ctx, c, rec, obj.(*llamav1alpha1.LlamaStackDistribution), in.trust)
+}
+
+// Cleanup implements Preparer: the bundle ConfigMap is not part of the Helm
+// release, so uninstalling removes it here (a garbage collector would follow
+// its owner reference, but not every cluster runs one in time).
+func (k *LlamaStack) Cleanup(ctx context.Context, c client.Client, obj client.Object) error {
+	cr := obj.(*llamav1alpha1.LlamaStackDistribution)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: naming.ChildName(cr.Name, "-ca-bundle")}}
+	return client.IgnoreNotFound(c.Delete(ctx, cm, client.Preconditions{}))
+}
+
+// ConfigMapRefs implements ConfigMapReferrer.
+func (*LlamaStack) ConfigMapRefs(obj client.Object) []string {
+	return configMapRefs(obj.(*llamav1alpha1.LlamaStackDistribution))
 }

@@ -17,11 +17,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
@@ -124,7 +128,42 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	for _, t := range r.kind.OwnedTypes() {
 		b = b.Owns(t)
 	}
+	if ref, ok := r.kind.(ConfigMapReferrer); ok {
+		// ConfigMaps as metadata only: memory does not grow with their data,
+		// and no label is required on the user's ConfigMaps. A change maps to
+		// the CRs that read the ConfigMap (an index of the CR cache) and to the
+		// CR that owns it (the operator's own ConfigMaps).
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), r.kind.NewObject(), configMapRefIndex, func(o client.Object) []string {
+			return ref.ConfigMapRefs(o)
+		}); err != nil {
+			return fmt.Errorf("index ConfigMap references: %w", err)
+		}
+		cm := &metav1.PartialObjectMetadata{}
+		cm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		b = b.WatchesMetadata(cm, handler.EnqueueRequestsFromMapFunc(r.configMapReaders))
+		b = b.WatchesMetadata(cm, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.kind.NewObject(), handler.OnlyControllerOwner()))
+	}
 	return b.Complete(r)
+}
+
+// configMapRefIndex indexes CRs by the ConfigMaps they read ("namespace/name").
+const configMapRefIndex = "ai-stack-operator.io/configmap-refs"
+
+// configMapReaders maps a ConfigMap to the CRs that read it.
+func (r *Reconciler) configMapReaders(ctx context.Context, cm client.Object) []reconcile.Request {
+	list := r.kind.NewList()
+	if err := r.client.List(ctx, list, client.MatchingFields{configMapRefIndex: cm.GetNamespace() + "/" + cm.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list CRs that read a ConfigMap", "configmap", cm.GetNamespace()+"/"+cm.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
+		return nil
+	})
+	return reqs
 }
 
 // Reconcile brings one CR's release and status in line with its spec.
@@ -169,6 +208,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	default:
+		if p, ok := r.kind.(Preparer); ok {
+			if err := p.Prepare(ctx, r.client, r.recorder, obj, inputs); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
 	}
 
@@ -265,6 +309,11 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 		return fmt.Errorf("uninstall release %s: %w", relName, err)
 	default:
 		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Uninstalled", "uninstalled release %s", resp.Release.Name)
+	}
+	if p, ok := r.kind.(Preparer); ok {
+		if err := p.Cleanup(ctx, r.client, obj); err != nil {
+			return fmt.Errorf("clean up: %w", err)
+		}
 	}
 	orig := obj.DeepCopyObject().(client.Object)
 	controllerutil.RemoveFinalizer(obj, Finalizer)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -77,7 +78,11 @@ func KindFor(w watches.Watch, deps KindDeps) (Kind, error) {
 // objects, and Secrets (Helm's release storage) are never cached at all.
 func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error) {
 	sel := labels.SelectorFromSet(labels.Set{LabelManaged: "true"})
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	opts := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{},
+		// managedFields are most of an object's metadata and no use here.
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
 	for _, w := range ws {
 		k, err := KindFor(w, KindDeps{})
 		if err != nil {
@@ -124,8 +129,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  Scheme(),
-		Cache:                   cacheOpts,
+		Scheme: Scheme(),
+		Cache:  cacheOpts,
+		// Reads of ConfigMaps and Secrets go to the API server: they are read
+		// by name, on demand, and never cached with their data.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}}},
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,

@@ -15,12 +15,13 @@ func TestCacheOptionsSelectOnlyTheOperatorsObjects(t *testing.T) {
 	require.NoError(t, err)
 	opts, err := CacheOptions(ws, []string{"a", "b"})
 	require.NoError(t, err)
-	require.Len(t, opts.ByObject, 9)
+	require.Len(t, opts.ByObject, 8)
 	for obj, by := range opts.ByObject {
 		require.NotNil(t, by.Label, "%T must be cached by label", obj)
 		assert.Equal(t, LabelManaged+"=true", by.Label.String(), "%T", obj)
-		if _, ok := obj.(*corev1.Secret); ok {
-			t.Errorf("Secrets must not be cached")
+		switch obj.(type) {
+		case *corev1.Secret, *corev1.ConfigMap:
+			t.Errorf("%T must not be cached with its data", obj)
 		}
 	}
 	assert.Len(t, opts.DefaultNamespaces, 2)

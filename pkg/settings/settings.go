@@ -20,6 +20,9 @@ const (
 	KeyImageOverrides = "image-overrides"
 	// KeyNetworkPolicy is "enabled" (default) or "disabled".
 	KeyNetworkPolicy = "network-policy"
+	// KeyCrossNamespaceCABundles is "disabled" (default) or "enabled": whether
+	// spec.server.tlsConfig.caBundle may name a ConfigMap of another namespace.
+	KeyCrossNamespaceCABundles = "cross-namespace-ca-bundles"
 	// RelatedImagePrefix starts the environment variables that override
 	// distribution images: RELATED_IMAGE_REMOTE_VLLM for remote-vllm.
 	RelatedImagePrefix = "RELATED_IMAGE_"
@@ -31,6 +34,8 @@ type Settings struct {
 	Distributions distributions.Table
 	// NetworkPolicy is false when the administrator turned NetworkPolicies off.
 	NetworkPolicy bool
+	// CrossNamespaceCABundles is true when CRs may read CA ConfigMaps of other namespaces.
+	CrossNamespaceCABundles bool
 }
 
 // Error is a settings problem the administrator fixes in the ConfigMap.
@@ -88,12 +93,26 @@ func Parse(base distributions.Table, environ []string, data map[string]string) (
 			s.Distributions[n] = overrides[n]
 		}
 	}
-	switch v := strings.TrimSpace(data[KeyNetworkPolicy]); v {
-	case "", "enabled":
-	case "disabled":
-		s.NetworkPolicy = false
-	default:
-		return s, &Error{Key: KeyNetworkPolicy, Message: fmt.Sprintf("must be enabled or disabled, got %q", v)}
+	var err error
+	if s.NetworkPolicy, err = switchValue(data, KeyNetworkPolicy, true); err != nil {
+		return s, err
+	}
+	if s.CrossNamespaceCABundles, err = switchValue(data, KeyCrossNamespaceCABundles, false); err != nil {
+		return s, err
 	}
 	return s, nil
+}
+
+// switchValue reads an enabled/disabled key.
+func switchValue(data map[string]string, key string, def bool) (bool, error) {
+	switch v := strings.TrimSpace(data[key]); v {
+	case "":
+		return def, nil
+	case "enabled":
+		return true, nil
+	case "disabled":
+		return false, nil
+	default:
+		return def, &Error{Key: key, Message: fmt.Sprintf("must be enabled or disabled, got %q", v)}
+	}
 }

@@ -33,10 +33,16 @@ func TestImagePrecedence(t *testing.T) {
 	assert.Equal(t, "RELATED_IMAGE_REMOTE_VLLM", EnvName("remote-vllm"))
 }
 
-func TestNetworkPolicySetting(t *testing.T) {
-	s, err := Parse(base, nil, map[string]string{KeyNetworkPolicy: "disabled"})
+func TestSwitches(t *testing.T) {
+	s, err := Parse(base, nil, map[string]string{KeyNetworkPolicy: "disabled", KeyCrossNamespaceCABundles: "enabled"})
 	require.NoError(t, err)
 	assert.False(t, s.NetworkPolicy)
+	assert.True(t, s.CrossNamespaceCABundles)
+
+	s, err = Parse(base, nil, nil)
+	require.NoError(t, err)
+	assert.True(t, s.NetworkPolicy)
+	assert.False(t, s.CrossNamespaceCABundles, "cross-namespace CA bundles are off by default")
 }
 
 func TestParseErrors(t *testing.T) {
@@ -44,6 +50,7 @@ func TestParseErrors(t *testing.T) {
 		"overrides not a map": {KeyImageOverrides: "- a\n- b\n"},
 		"empty image":         {KeyImageOverrides: "starter: \"\"\n"},
 		"bad policy value":    {KeyNetworkPolicy: "off"},
+		"bad cross-namespace": {KeyCrossNamespaceCABundles: "yes"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(base, nil, data)

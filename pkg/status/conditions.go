@@ -17,6 +17,8 @@ const (
 	TypeServiceReady = "ServiceReady"
 	// TypeStorageReady says the storage asked for is there and bound (or none is asked for).
 	TypeStorageReady = "StorageReady"
+	// TypeTrustReady says the CA sources merged into the mounted bundle (or none applies).
+	TypeTrustReady = "TrustReady"
 )
 
 // Failure is why the operator could not apply the current spec.

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,8 @@ type LlamaStackObserved struct {
 	StorageRequested *resource.Quantity
 	// Claim is the rendered PVC as read back, nil when absent.
 	Claim *corev1.PersistentVolumeClaim
+	// Trust is the outcome of merging the CA sources.
+	Trust TrustObservation
 	// OperatorVersion is this operator's version.
 	OperatorVersion string
 	// ActiveDistribution is the distribution name, or the image when given directly.
@@ -65,6 +68,7 @@ func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackO
 	}
 	setCondition(&st.Conditions, serviceReady, gen, obs.Now)
 	setCondition(&st.Conditions, storageCondition(obs.StorageRequested, obs.Claim), gen, obs.Now)
+	setCondition(&st.Conditions, trustCondition(obs.Trust), gen, obs.Now)
 
 	ready := metav1.Condition{Type: TypeReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "the server runs the current spec"}
 	switch {
@@ -105,6 +109,39 @@ func LlamaStack(prev llamav1alpha1.LlamaStackDistributionStatus, obs LlamaStackO
 		st.Version.LastUpdated = &now
 	}
 	return st
+}
+
+// TrustObservation is the outcome of merging the CA sources of a CR.
+type TrustObservation struct {
+	// Wanted is true when some CA source applies, so a bundle is mounted.
+	Wanted bool
+	// Certificates in the merged bundle, and the sources merged.
+	Certificates int
+	Sources      []string
+	// FailureReason and FailureMessage are set when the merge failed.
+	FailureReason, FailureMessage string
+	// LastGoodMounted is true when a failure leaves an earlier bundle mounted.
+	LastGoodMounted bool
+}
+
+func trustCondition(t TrustObservation) metav1.Condition {
+	c := metav1.Condition{Type: TypeTrustReady}
+	switch {
+	case t.FailureReason != "":
+		c.Status, c.Reason = metav1.ConditionFalse, t.FailureReason
+		c.Message = t.FailureMessage
+		if t.LastGoodMounted {
+			c.Message += "; the last good bundle stays mounted and nothing restarts"
+		} else {
+			c.Message += "; no bundle is mounted until this is fixed"
+		}
+	case !t.Wanted:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "NoCustomTrust", "no CA source applies; the image's own trust store is used"
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, "BundleMerged"
+		c.Message = fmt.Sprintf("%d certificates merged from %s", t.Certificates, strings.Join(t.Sources, ", "))
+	}
+	return c
 }
 
 func storageCondition(requested *resource.Quantity, claim *corev1.PersistentVolumeClaim) metav1.Condition {

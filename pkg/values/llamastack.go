@@ -17,9 +17,47 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/runconfig"
 )
 
-// AnnotationUserConfigHash on the pod template carries the SHA-256 of the run
-// configuration, so that pods restart exactly when it changes.
-const AnnotationUserConfigHash = "configmap.hash/user-config"
+// Pod-template annotations with the SHA-256 of what the pods read, so that
+// they restart exactly when it changes (and never for label-only edits or an
+// operator restart).
+const (
+	// AnnotationUserConfigHash: the run configuration (userConfig's ConfigMap or the typed config).
+	AnnotationUserConfigHash = "configmap.hash/user-config"
+	// AnnotationCABundleHash: the merged CA bundle.
+	AnnotationCABundleHash = "configmap.hash/ca-bundle"
+)
+
+// Trust is what the translation needs to know of the CA bundle.
+type Trust struct {
+	// ConfigMapName of the merged bundle to mount; "" mounts none.
+	ConfigMapName string
+	// Hash of the mounted bundle's content.
+	Hash string
+}
+
+// TrustSources says which automatic CA sources apply to a CR.
+type TrustSources struct {
+	// ServiceCA and ClusterTrustedCA: OpenShift's injected ConfigMaps.
+	ServiceCA, ClusterTrustedCA bool
+	// PublicRoots are added to any bundle that is mounted.
+	PublicRoots bool
+}
+
+// TrustSourcesFor applies the CR's switches (default on) to the cluster's capabilities.
+func TrustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, caps Capabilities) TrustSources {
+	on := func(b *bool) bool { return b == nil || *b }
+	var tc llamav1alpha1.TLSConfig
+	if cr.Spec.Server.TLSConfig != nil {
+		tc = *cr.Spec.Server.TLSConfig
+	}
+	// The Route API is the mark of OpenShift, where both injections exist.
+	openshift := caps.Route
+	return TrustSources{
+		ServiceCA:        openshift && on(tc.ServiceCA),
+		ClusterTrustedCA: openshift && on(tc.ClusterTrustedCA),
+		PublicRoots:      on(tc.PublicRoots),
+	}
+}
 
 // Capabilities are the optional APIs of the target cluster.
 type Capabilities struct {
@@ -44,6 +82,10 @@ type LlamaStackInputs struct {
 	// ClaimedStorage is the size the existing PVC requests, nil when there is
 	// none; a smaller spec size is not applied (claims cannot shrink).
 	ClaimedStorage *resource.Quantity
+	// UserConfigHash is the content hash of userConfig's ConfigMap.
+	UserConfigHash string
+	// Trust is the CA bundle to mount.
+	Trust Trust
 }
 
 // LlamaStackValues are the values of the llama-stack-distribution chart
@@ -69,6 +111,14 @@ type LlamaStackValues struct {
 	NetworkPolicy                 NetworkPolicy                     `json:"networkPolicy"`
 	Expose                        Expose                            `json:"expose"`
 	CapabilityValues              CapabilityValues                  `json:"capabilities"`
+	Trust                         TrustValues                       `json:"trust"`
+}
+
+// TrustValues are the chart's trust values.
+type TrustValues struct {
+	ConfigMapName    string `json:"configMapName,omitempty"`
+	ServiceCA        bool   `json:"serviceCA"`
+	ClusterTrustedCA bool   `json:"clusterTrustedCA"`
 }
 
 // Container are the server container's values.
@@ -205,7 +255,23 @@ func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (
 		return nil, err
 	}
 	network(v, spec.Network, in)
+
+	sources := TrustSourcesFor(cr, in.Capabilities)
+	v.Trust = TrustValues{ConfigMapName: in.Trust.ConfigMapName, ServiceCA: sources.ServiceCA, ClusterTrustedCA: sources.ClusterTrustedCA}
+	if in.Trust.ConfigMapName != "" {
+		annotate(v, AnnotationCABundleHash, in.Trust.Hash)
+	}
+	if server.UserConfig != nil && in.UserConfigHash != "" {
+		annotate(v, AnnotationUserConfigHash, in.UserConfigHash)
+	}
 	return v, nil
+}
+
+func annotate(v *LlamaStackValues, key, value string) {
+	if v.PodAnnotations == nil {
+		v.PodAnnotations = map[string]string{}
+	}
+	v.PodAnnotations[key] = value
 }
 
 // resources returns the container resources: the user's, with per-worker
@@ -233,7 +299,7 @@ func resources(r corev1.ResourceRequirements, workers *int32) *corev1.ResourceRe
 
 // checkMounts refuses extra volumes and mounts that collide with the operator's own.
 func checkMounts(po *llamav1alpha1.PodOverrides, v *LlamaStackValues) error {
-	reserved := map[string]bool{"lls-storage": true, "run-config": true}
+	reserved := map[string]bool{"lls-storage": true, "run-config": true, "ca-bundle": true}
 	names := map[string]bool{}
 	for i, vol := range po.Volumes {
 		if reserved[vol.Name] {
@@ -304,7 +370,7 @@ func runConfiguration(v *LlamaStackValues, cr *llamav1alpha1.LlamaStackDistribut
 		}
 		v.RunConfig = string(out)
 		sum := sha256.Sum256(out)
-		v.PodAnnotations = map[string]string{AnnotationUserConfigHash: hex.EncodeToString(sum[:])}
+		annotate(v, AnnotationUserConfigHash, hex.EncodeToString(sum[:]))
 	}
 	return nil
 }

@@ -174,11 +174,32 @@ type AutoscalingSpec struct {
 	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
 }
 
-// TLSConfig configures the certificates the server trusts.
+// TLSConfig configures the certificates the server trusts. The operator
+// merges every source into the ConfigMap <name>-ca-bundle (key
+// ca-bundle.crt), mounted with SSL_CERT_FILE and REQUESTS_CA_BUNDLE pointing
+// at it: caBundle, Open Data Hub's odh-trusted-ca-bundle when the namespace
+// has one, on OpenShift the service CA and the cluster's trusted CAs, and the
+// public roots (so that SSL_CERT_FILE does not cut the server off from public
+// endpoints).
 type TLSConfig struct {
 	// CABundle names a ConfigMap of CA certificates to trust.
 	// +optional
 	CABundle *CABundleConfig `json:"caBundle,omitempty"`
+
+	// ServiceCA adds the OpenShift service CA (which signs in-cluster
+	// serving certificates); OpenShift only. Default true.
+	// +optional
+	ServiceCA *bool `json:"serviceCA,omitempty"`
+
+	// ClusterTrustedCA adds the OpenShift cluster's trusted CAs (proxy CAs
+	// and system roots); OpenShift only. Default true.
+	// +optional
+	ClusterTrustedCA *bool `json:"clusterTrustedCA,omitempty"`
+
+	// PublicRoots adds the public root CAs (Mozilla's, as shipped with the
+	// operator). Default true.
+	// +optional
+	PublicRoots *bool `json:"publicRoots,omitempty"`
 }
 
 // CABundleConfig names a ConfigMap of PEM CA certificates.
