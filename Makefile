@@ -77,6 +77,10 @@ test-integration: tools ## Envtest integration: the real manager against a real 
 test-e2e: tools build ## kuttl suites under test/e2e (local control plane, manager in the background).
 	PATH=$(ASSETS):$$PATH KUBEBUILDER_ASSETS=$(ASSETS) $(KUTTL) test --config test/e2e/kuttl-test.yaml
 
+.PHONY: bench
+bench: tools build ## Benchmarks on a local control plane: memory, ConfigMap->rollout latency, idle writes, reconcile time (about 5 minutes; BENCHFLAGS=-idle=30s for a quick run).
+	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
+
 .PHONY: update-golden
 update-golden: ## Rewrite the golden render files from the current charts.
 	go test ./cmd/manager/ -run Golden -update

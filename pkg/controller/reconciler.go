@@ -10,7 +10,9 @@ import (
 	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	libhandler "github.com/operator-framework/operator-lib/handler"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -60,6 +62,7 @@ type Reconciler struct {
 	period      time.Duration
 	concurrency int
 	now         func() metav1.Time
+	helmCaps    func() (*chartutil.Capabilities, error)
 }
 
 // Option configures a Reconciler.
@@ -92,6 +95,12 @@ func WithReconcilePeriod(d time.Duration) Option { return func(r *Reconciler) { 
 
 // WithMaxConcurrentReconciles sets how many CRs reconcile at once.
 func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.concurrency = n } }
+
+// WithHelmCapabilities hands Helm the cluster's capabilities instead of
+// letting it discover every API group on each install and upgrade.
+func WithHelmCapabilities(f func() (*chartutil.Capabilities, error)) Option {
+	return func(r *Reconciler) { r.helmCaps = f }
+}
 
 // WithClock sets the clock that stamps condition transitions (tests).
 func WithClock(now func() metav1.Time) Option { return func(r *Reconciler) { r.now = now } }
@@ -127,6 +136,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.concurrency})
 	for _, t := range r.kind.OwnedTypes() {
 		b = b.Owns(t)
+		// Objects Helm keeps (helm.sh/resource-policy: keep, such as the PVC)
+		// carry owner annotations instead of an owner reference.
+		b = b.Watches(t, &libhandler.EnqueueRequestForAnnotation[client.Object]{Type: r.kind.GroupVersionKind().GroupKind()})
 	}
 	if ref, ok := r.kind.(ConfigMapReferrer); ok {
 		// ConfigMaps as metadata only: memory does not grow with their data,
@@ -244,10 +256,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // unchanged CR costs reads only.
 func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*status.Failure, error) {
 	labels := map[string]string{LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32]}
+	if r.helmCaps != nil {
+		caps, err := r.helmCaps()
+		if err != nil {
+			return nil, err
+		}
+		ac.Config().Capabilities = caps
+	}
 	last, err := ac.Get(relName)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {
 			i.Labels = labels
+			// The API server validates what it is sent; Helm's client-side
+			// validation would download the cluster's OpenAPI document each time.
+			i.DisableOpenAPIValidation = true
 			return nil
 		})
 		if err != nil {
@@ -287,6 +309,7 @@ func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, rel
 	rel, err := ac.Upgrade(relName, obj.GetNamespace(), r.chart.Chart, vals, func(u *action.Upgrade) error {
 		u.MaxHistory = r.maxHistory
 		u.Labels = labels
+		u.DisableOpenAPIValidation = true
 		return nil
 	})
 	if err != nil {

@@ -5,10 +5,12 @@ import (
 	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,6 +47,8 @@ type KindDeps struct {
 	Capabilities func() values.Capabilities
 	// OperatorNamespace and SettingsConfigMap locate the operator's settings.
 	OperatorNamespace, SettingsConfigMap string
+
+	helmCapabilities func() (*chartutil.Capabilities, error)
 }
 
 // Kinds returns the adapters of every kind the operator knows, by GVK.
@@ -143,9 +147,15 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	detector := newCapabilityDetector(mgr.GetRESTMapper(), dc, o.CapabilityTTL)
 	deps := KindDeps{
 		APIReader:         mgr.GetAPIReader(),
-		Capabilities:      newCapabilityDetector(mgr.GetRESTMapper(), o.CapabilityTTL).Capabilities,
+		Capabilities:      detector.Capabilities,
+		helmCapabilities:  detector.HelmCapabilities,
 		OperatorNamespace: o.OperatorNamespace,
 		SettingsConfigMap: o.SettingsConfigMap,
 	}
@@ -191,6 +201,7 @@ func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch, deps KindDeps) error
 			WithMaxReleaseHistory(w.MaxReleaseHistory),
 			WithReconcilePeriod(w.Period()),
 			WithMaxConcurrentReconciles(w.MaxConcurrentReconciles),
+			WithHelmCapabilities(deps.helmCapabilities),
 		)
 		if err != nil {
 			return err

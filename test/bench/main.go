@@ -1,0 +1,392 @@
+// Command bench measures the operator on a local control plane and prints one
+// table (`make bench`): (i) its RSS with 100 CRs, before and after 10,000
+// unrelated 10 KiB ConfigMaps and 1,000 unrelated Secrets appear; (ii) the
+// latency from an update of a referenced, unlabelled ConfigMap to the new
+// hash on the Deployment, over 50 updates; (iii) the writes it sends in two
+// idle minutes with 100 CRs; (iv) the time to reconcile 100 new CRs to their
+// Deployments. The operator runs as its own process (bin/manager), so its RSS
+// is its own; its writes are read from its client metrics.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
+)
+
+type options struct {
+	crs, configMaps, secrets, updates int
+	idle                              time.Duration
+	manager, root                     string
+}
+
+func main() {
+	o := options{}
+	flag.IntVar(&o.crs, "crs", 100, "LlamaStackDistributions to create")
+	flag.IntVar(&o.configMaps, "configmaps", 10000, "unrelated 10 KiB ConfigMaps to add")
+	flag.IntVar(&o.secrets, "secrets", 1000, "unrelated Secrets to add")
+	flag.IntVar(&o.updates, "updates", 50, "updates of a referenced ConfigMap for the latency figure")
+	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
+	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
+	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type row struct{ metric, value, target, verdict string }
+
+func run(o options) error {
+	ctx := context.Background()
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(o.root, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("start control plane: %w", err)
+	}
+	defer env.Stop() //nolint:errcheck
+	dir, err := os.MkdirTemp("", "bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		return err
+	}
+
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "manager.log"))
+	if err != nil {
+		return err
+	}
+	mgr := exec.Command(o.manager, "run", "--watches-file", filepath.Join(o.root, "watches.yaml"),
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0")
+	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	mgr.Stdout, mgr.Stderr = logFile, logFile
+	if err := mgr.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", o.manager, err)
+	}
+	defer func() { _ = mgr.Process.Kill(); _, _ = mgr.Process.Wait() }()
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	if err := waitFor(30*time.Second, func() error { _, err := writes(metricsURL); return err }); err != nil {
+		return fmt.Errorf("the operator's metrics did not come up: %w", err)
+	}
+
+	for _, ns := range []string{"bench", "noise"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	// One CR reads a ConfigMap: the latency subject.
+	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "run-0"}, Data: map[string]string{"config.yaml": "version: 2\n# 0\n"}}); err != nil {
+		return err
+	}
+
+	// (iv) 100 new CRs to their Deployments.
+	start := time.Now()
+	err = parallel(o.crs, 8, func(i int) error {
+		cr := &llamav1alpha1.LlamaStackDistribution{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("llsd-%03d", i)},
+			Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
+				Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+			}},
+		}
+		if i == 0 {
+			cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run-0"}
+		}
+		return c.Create(ctx, cr)
+	})
+	if err != nil {
+		return err
+	}
+	if err := waitFor(10*time.Minute, func() error {
+		list := &appsv1.DeploymentList{}
+		if err := c.List(ctx, list, client.InNamespace("bench")); err != nil {
+			return err
+		}
+		if len(list.Items) < o.crs {
+			return fmt.Errorf("%d of %d Deployments", len(list.Items), o.crs)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	reconcile100 := time.Since(start)
+	// Let the status writes that follow the installs settle.
+	if err := waitFor(5*time.Minute, func() error { return allObserved(ctx, c, o.crs) }); err != nil {
+		return err
+	}
+	time.Sleep(10 * time.Second)
+
+	// (iii) writes in the idle window, and (i) RSS at its end.
+	before, err := writes(metricsURL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bench: %d CRs reconciled in %s; idling %s\n", o.crs, reconcile100.Round(time.Millisecond), o.idle)
+	time.Sleep(o.idle)
+	after, err := writes(metricsURL)
+	if err != nil {
+		return err
+	}
+	idleWrites := after - before
+	rssIdle, err := rss(mgr.Process.Pid)
+	if err != nil {
+		return err
+	}
+
+	// (i) unrelated ConfigMaps and Secrets.
+	fmt.Fprintf(os.Stderr, "bench: adding %d ConfigMaps and %d Secrets\n", o.configMaps, o.secrets)
+	payload := strings.Repeat("x", 10*1024)
+	if err := parallel(o.configMaps, 16, func(i int) error {
+		return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "noise", Name: fmt.Sprintf("cm-%05d", i)}, Data: map[string]string{"blob": payload}})
+	}); err != nil {
+		return err
+	}
+	if err := parallel(o.secrets, 16, func(i int) error {
+		return c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "noise", Name: fmt.Sprintf("secret-%04d", i)}, StringData: map[string]string{"token": payload[:1024]}})
+	}); err != nil {
+		return err
+	}
+	time.Sleep(30 * time.Second)
+	rssNoise, err := rss(mgr.Process.Pid)
+	if err != nil {
+		return err
+	}
+
+	// (ii) latency from a ConfigMap update to the new hash on the Deployment.
+	fmt.Fprintf(os.Stderr, "bench: %d updates of a referenced ConfigMap\n", o.updates)
+	var lat []time.Duration
+	for i := 1; i <= o.updates; i++ {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: "run-0"}, cm); err != nil {
+			return err
+		}
+		cm.Data = map[string]string{"config.yaml": fmt.Sprintf("version: 2\n# %d\n", i)}
+		want := trust.ContentHash(cm.Data, nil)
+		t0 := time.Now()
+		if err := c.Update(ctx, cm); err != nil {
+			return err
+		}
+		if err := waitForEvery(30*time.Second, 5*time.Millisecond, func() error {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: "llsd-000"}, d); err != nil {
+				return err
+			}
+			if got := d.Spec.Template.Annotations[values.AnnotationUserConfigHash]; got != want {
+				return fmt.Errorf("hash %s", got)
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("update %d: %w", i, err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p50, p99 := percentile(lat, 50), percentile(lat, 99)
+
+	ratio := float64(rssNoise) / float64(rssIdle)
+	rows := []row{
+		{"(i) RSS, 100 CRs idle", mib(rssIdle), "", ""},
+		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
+		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
+		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
+		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
+		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
+	}
+	printTable(rows)
+	return nil
+}
+
+func allObserved(ctx context.Context, c client.Client, n int) error {
+	list := &llamav1alpha1.LlamaStackDistributionList{}
+	if err := c.List(ctx, list, client.InNamespace("bench")); err != nil {
+		return err
+	}
+	done := 0
+	for _, cr := range list.Items {
+		if cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != "" {
+			done++
+		}
+	}
+	if done < n {
+		return fmt.Errorf("%d of %d CRs have a status", done, n)
+	}
+	return nil
+}
+
+// writes sums the operator's non-read API requests from its client metrics.
+func writes(url string) (int, error) {
+	resp, err := http.Get(url) //nolint:gosec // the operator's own local metrics endpoint
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		for _, m := range []string{`method="POST"`, `method="PUT"`, `method="PATCH"`, `method="DELETE"`} {
+			if strings.Contains(line, m) {
+				f := strings.Fields(line)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				if err != nil {
+					return 0, err
+				}
+				total += v
+			}
+		}
+	}
+	return int(total), sc.Err()
+}
+
+// rss is the resident set size of a process, in bytes.
+func rss(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+}
+
+func parallel(n, workers int, f func(int) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				// A loaded control plane answers some creates with transient errors: retry those.
+				err := f(i)
+				for try := 1; err != nil && !apierrors.IsAlreadyExists(err) && try < 5; try++ {
+					time.Sleep(time.Duration(try) * 200 * time.Millisecond)
+					err = f(i)
+				}
+				if apierrors.IsAlreadyExists(err) {
+					err = nil
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+func waitFor(limit time.Duration, f func() error) error {
+	return waitForEvery(limit, 100*time.Millisecond, f)
+}
+
+func waitForEvery(limit, every time.Duration, f func() error) error {
+	deadline := time.Now().Add(limit)
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up after %s: %w", limit, err)
+		}
+		time.Sleep(every)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return sorted[i-1]
+}
+
+func mib(b int64) string        { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+func printTable(rows []row) {
+	w := [3]int{len("metric"), len("value"), len("target")}
+	for _, r := range rows {
+		w[0], w[1], w[2] = max(w[0], len(r.metric)), max(w[1], len(r.value)), max(w[2], len(r.target))
+	}
+	line := func(a, b, c, d string) {
+		fmt.Printf("| %-*s | %-*s | %-*s | %s\n", w[0], a, w[1], b, w[2], c, d)
+	}
+	line("metric", "value", "target", "")
+	fmt.Printf("|%s|%s|%s|\n", strings.Repeat("-", w[0]+2), strings.Repeat("-", w[1]+2), strings.Repeat("-", w[2]+2))
+	for _, r := range rows {
+		line(r.metric, r.value, r.target, r.verdict)
+	}
+}
