@@ -350,7 +350,7 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 func (r *Reconciler) recordTransitions(obj client.Object, before, after []metav1.Condition) {
 	for _, t := range status.Transitions(before, after) {
 		eventType := corev1.EventTypeNormal
-		if t.Condition.Status == metav1.ConditionFalse && t.Condition.Type == status.TypeReconciled {
+		if t.Condition.Status == metav1.ConditionFalse && (t.Condition.Type == status.TypeReconciled || t.Condition.Type == status.TypeTrustReady) {
 			eventType = corev1.EventTypeWarning
 		}
 		r.recorder.Eventf(obj, eventType, t.Condition.Reason, "%s is %s: %s", t.Condition.Type, t.Condition.Status, t.Condition.Message)

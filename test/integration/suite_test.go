@@ -39,8 +39,9 @@ const (
 const reconcilePeriod = 300 * time.Millisecond
 
 var (
-	k8s       client.Client
-	clientset *kubernetes.Clientset
+	k8s        client.Client
+	clientset  *kubernetes.Clientset
+	restConfig *rest.Config
 	// operatorWrites counts every request the operator sends that is not a read.
 	operatorWrites atomic.Int64
 )
@@ -124,6 +125,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	clientset = kubernetes.NewForConfigOrDie(cfg)
+	restConfig = cfg
 	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

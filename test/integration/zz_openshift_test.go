@@ -1,0 +1,135 @@
+package integration
+
+// This file runs last (Go runs test files in name order): it installs the
+// OpenShift Route API into the shared control plane, after which every CR is
+// rendered as on OpenShift.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
+)
+
+// installRouteAPI installs a minimal route.openshift.io/v1 Route CRD.
+func installRouteAPI(t *testing.T) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
+	c, err := client.New(restConfig, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "routes.route.openshift.io"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "route.openshift.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "routes", Singular: "route", Kind: "Route", ListKind: "RouteList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+			}},
+		},
+	}
+	require.NoError(t, client.IgnoreAlreadyExists(c.Create(context.Background(), crd)))
+	eventually(t, "the Route API", func() error {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: crd.Name}, got); err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("not established")
+	})
+	// The operator remembers capabilities for 500 ms in this suite.
+	time.Sleep(time.Second)
+}
+
+func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "ocp")
+	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitPhase(t, ns, "ocp", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, get(ns, "ocp-ingress", &networkingv1.Ingress{}), "before the Route API exists: an Ingress")
+	ann, _, _ := podTemplate(t, ns, "ocp")
+	assert.Empty(t, ann[values.AnnotationCABundleHash], "no CA source applies off OpenShift")
+
+	installRouteAPI(t)
+
+	// The new API is detected and the release upgraded: a Route replaces the Ingress.
+	route := &unstructured.Unstructured{}
+	route.SetAPIVersion("route.openshift.io/v1")
+	route.SetKind("Route")
+	eventually(t, "the Route", func() error { return get(ns, "ocp-route", route) })
+	eventually(t, "the Ingress to go", func() error { return gone(ns, "ocp-ingress", &networkingv1.Ingress{}) })
+	termination, _, _ := unstructured.NestedString(route.Object, "spec", "tls", "termination")
+	assert.Equal(t, "edge", termination)
+	insecure, _, _ := unstructured.NestedString(route.Object, "spec", "tls", "insecureEdgeTerminationPolicy")
+	assert.Equal(t, "Redirect", insecure)
+
+	// The injection ConfigMaps, never the same one for both injections.
+	serviceCA := &corev1.ConfigMap{}
+	eventually(t, "the service CA ConfigMap", func() error { return get(ns, "ocp-service-ca", serviceCA) })
+	assert.Equal(t, "true", serviceCA.Annotations["service.beta.openshift.io/inject-cabundle"])
+	assert.Empty(t, serviceCA.Labels["config.openshift.io/inject-trusted-cabundle"])
+	trusted := &corev1.ConfigMap{}
+	require.NoError(t, get(ns, "ocp-trusted-ca", trusted))
+	assert.Equal(t, "true", trusted.Labels["config.openshift.io/inject-trusted-cabundle"])
+	assert.Empty(t, trusted.Annotations["service.beta.openshift.io/inject-cabundle"])
+
+	c := waitTrust(t, ns, "ocp", "BundleMerged")
+	assert.Contains(t, c.Message, "ConfigMap "+ns+"/ocp-service-ca, ConfigMap "+ns+"/ocp-trusted-ca, public roots")
+	hash := waitAnnotation(t, ns, "ocp", values.AnnotationCABundleHash, "")
+
+	// Play the service CA operator: the injected CA joins the bundle, and a
+	// later drift repair leaves the injected data alone.
+	injected := newCA(t, "openshift-service-serving-signer")
+	require.NoError(t, get(ns, "ocp-service-ca", serviceCA))
+	serviceCA.Data = map[string]string{"service-ca.crt": injected}
+	require.NoError(t, k8s.Update(context.Background(), serviceCA))
+	waitAnnotation(t, ns, "ocp", values.AnnotationCABundleHash, hash)
+	assert.Contains(t, bundleOf(t, ns, "ocp"), strings.TrimSpace(strings.Split(injected, "\n")[1]))
+	time.Sleep(4 * reconcilePeriod)
+	require.NoError(t, get(ns, "ocp-service-ca", serviceCA))
+	assert.Equal(t, injected, serviceCA.Data["service-ca.crt"], "drift repair must not wipe what the injector wrote")
+
+	// Play the router: the Route's host is the routeURL.
+	require.NoError(t, get(ns, "ocp-route", route))
+	require.NoError(t, unstructured.SetNestedSlice(route.Object, []any{map[string]any{"host": "llama.apps.example.com"}}, "status", "ingress"))
+	require.NoError(t, k8s.Status().Update(context.Background(), route))
+	eventually(t, "routeURL", func() error {
+		got := &llamav1alpha1.LlamaStackDistribution{}
+		if err := get(ns, "ocp", got); err != nil {
+			return err
+		}
+		if got.Status.RouteURL != "https://llama.apps.example.com" {
+			return fmt.Errorf("routeURL %q", got.Status.RouteURL)
+		}
+		return nil
+	})
+
+	// Switch the service CA off: its ConfigMap goes.
+	patchCR(t, ns, "ocp", func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{ServiceCA: ptr.To(false)}
+	})
+	eventually(t, "the service CA ConfigMap to go", func() error { return gone(ns, "ocp-service-ca", &corev1.ConfigMap{}) })
+}
