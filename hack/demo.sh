@@ -47,17 +47,18 @@ done
 
 echo
 echo "== what the operator created (namespace demo)"
-kubectl get deployments,services,serviceaccounts,persistentvolumeclaims -n demo -l ai-stack-operator.io/managed=true
+kubectl get deployments,services,serviceaccounts,persistentvolumeclaims,configmaps,networkpolicies,poddisruptionbudgets,horizontalpodautoscalers,ingresses -n demo -l ai-stack-operator.io/managed=true
 echo
 echo "== the Helm releases (Secrets, label owner=helm)"
 kubectl get secrets -n demo -l owner=helm -L name,status,version
 echo
 echo "== status"
 kubectl get llsd -n demo
-for cr in $(kubectl get llsd -n demo -o name); do
-  echo "--- $cr"
-  kubectl get -n demo "$cr" -o yaml | sed -n '/^status:/,$p'
-done
+echo
+kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,RECONCILED:.status.conditions[?(@.type=="Reconciled")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].reason,STORAGE:.status.conditions[?(@.type=="StorageReady")].reason,TRUST:.status.conditions[?(@.type=="TrustReady")].reason,SERVICE URL:.status.serviceURL'
+echo
+echo "--- llamastackdistribution/llama-starter, in full"
+kubectl get -n demo llsd llama-starter -o yaml | sed -n '/^status:/,$p'
 echo
 echo "Note: a local control plane has no kubelet, so the Deployment gets no pods and the phase stays Initializing."
 echo "Try: KUBECONFIG=$KUBECONFIG kubectl -n demo edit llsd llama-starter"
