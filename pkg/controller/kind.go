@@ -57,6 +57,9 @@ type Preparer interface {
 type ConfigMapReferrer interface {
 	// ConfigMapRefs are "namespace/name" of the ConfigMaps the CR reads.
 	ConfigMapRefs(obj client.Object) []string
+	// SharedConfigMaps are "namespace/name" of ConfigMaps every CR reads (the
+	// operator's settings): a change reconciles every CR of the kind.
+	SharedConfigMaps() []string
 }
 
 // Observation is what the reconciler learned in one pass, for SetStatus.

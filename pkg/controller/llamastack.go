@@ -341,6 +341,14 @@ func (k *LlamaStack) Cleanup(ctx context.Context, c client.Client, obj client.Ob
 	return client.IgnoreNotFound(c.Delete(ctx, cm, client.Preconditions{}))
 }
 
+// SharedConfigMaps implements ConfigMapReferrer: the settings ConfigMap.
+func (k *LlamaStack) SharedConfigMaps() []string {
+	if k.SettingsConfigMap == "" || k.OperatorNamespace == "" {
+		return nil
+	}
+	return []string{k.OperatorNamespace + "/" + k.SettingsConfigMap}
+}
+
 // ConfigMapRefs implements ConfigMapReferrer.
 func (*LlamaStack) ConfigMapRefs(obj client.Object) []string {
 	return configMapRefs(obj.(*llamav1alpha1.LlamaStackDistribution))

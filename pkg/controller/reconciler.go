@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -161,10 +162,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // configMapRefIndex indexes CRs by the ConfigMaps they read ("namespace/name").
 const configMapRefIndex = "ai-stack-operator.io/configmap-refs"
 
-// configMapReaders maps a ConfigMap to the CRs that read it.
+// configMapReaders maps a ConfigMap to the CRs that read it (all of them for
+// a shared one, such as the operator's settings).
 func (r *Reconciler) configMapReaders(ctx context.Context, cm client.Object) []reconcile.Request {
+	key := cm.GetNamespace() + "/" + cm.GetName()
 	list := r.kind.NewList()
-	if err := r.client.List(ctx, list, client.MatchingFields{configMapRefIndex: cm.GetNamespace() + "/" + cm.GetName()}); err != nil {
+	opts := []client.ListOption{client.MatchingFields{configMapRefIndex: key}}
+	if ref, ok := r.kind.(ConfigMapReferrer); ok && slices.Contains(ref.SharedConfigMaps(), key) {
+		opts = nil
+	}
+	if err := r.client.List(ctx, list, opts...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list CRs that read a ConfigMap", "configmap", cm.GetNamespace()+"/"+cm.GetName())
 		return nil
 	}
