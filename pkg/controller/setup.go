@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -123,6 +124,9 @@ type ManagerOptions struct {
 	SettingsConfigMap string
 	// CapabilityTTL is how long detected optional APIs are remembered; a minute when 0.
 	CapabilityTTL time.Duration
+	// SkipControllerNameValidation lets a test run a second manager in one
+	// process (controller names are otherwise unique per process).
+	SkipControllerNameValidation bool
 }
 
 // NewManager builds the operator's manager: the scheme, caches limited by
@@ -143,6 +147,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "ai-stack-operator.llamastack.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -1,0 +1,89 @@
+package integration
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// countingTransport counts the requests that are not reads, and the reads of
+// Helm's release storage (one or more per reconcile).
+type countingTransport struct {
+	next                 http.RoundTripper
+	writes, releaseReads *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		c.writes.Add(1)
+	} else if strings.HasSuffix(req.URL.Path, "/secrets") && strings.Contains(req.URL.RawQuery, "owner%3Dhelm") {
+		c.releaseReads.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}
+
+// A second operator process starting on settled CRs (a restart, or a new
+// leader) computes the same values and hashes and writes nothing: no upgrade,
+// no rollout, no status update.
+func TestAFreshOperatorWritesNothing(t *testing.T) {
+	ns := newNamespace(t)
+	cas := configMap(ns, "cas", map[string]string{"ca-bundle.crt": newCA(t, "restart")})
+	require.NoError(t, k8s.Create(context.Background(), cas))
+	run := configMap(ns, "run", map[string]string{"config.yaml": "version: 2\n"})
+	require.NoError(t, k8s.Create(context.Background(), run))
+	cr := newLLSD(ns, "steady")
+	cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run"}
+	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "cas"}, PublicRoots: ptr.To(false)}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitTrust(t, ns, "steady", "BundleMerged")
+	waitPhase(t, ns, "steady", llamav1alpha1.PhaseInitializing)
+	time.Sleep(3 * reconcilePeriod)
+	_, depVersion, _ := podTemplate(t, ns, "steady")
+	settled := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "steady", settled))
+
+	ws, err := watches.Load("../../watches.yaml")
+	require.NoError(t, err)
+	for i := range ws {
+		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
+	}
+	var writes, releaseReads atomic.Int64
+	cfg := rest.CopyConfig(restConfig)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return countingTransport{next: rt, writes: &writes, releaseReads: &releaseReads}
+	}
+	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
+		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
+		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
+		SkipControllerNameValidation: true,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
+
+	// Its first reconciles of every CR, then several periodic ones.
+	time.Sleep(10 * reconcilePeriod)
+	assert.Greater(t, releaseReads.Load(), int64(5), "the fresh operator must have reconciled")
+	assert.Zero(t, writes.Load(), "a fresh operator must not write to settled CRs or their objects")
+	_, depAfter, _ := podTemplate(t, ns, "steady")
+	assert.Equal(t, depVersion, depAfter, "no rollout")
+	after := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "steady", after))
+	assert.Equal(t, settled.ResourceVersion, after.ResourceVersion, "no status write")
+}
