@@ -3,7 +3,10 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,3 +110,22 @@ func hasReason(t *testing.T, ns, name, reason string) error {
 
 // unstructuredObj lets a test send what typed clients cannot express.
 type unstructuredObj = unstructured.Unstructured
+
+// countingTransport counts the requests that are not reads, and the reads of
+// Helm's release storage (one or more per reconcile).
+type countingTransport struct {
+	next                 http.RoundTripper
+	writes, releaseReads *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		c.writes.Add(1)
+		if os.Getenv("TEST_VERBOSE") != "" {
+			fmt.Fprintf(os.Stderr, "operator write: %s %s\n", req.Method, req.URL.Path)
+		}
+	} else if strings.HasSuffix(req.URL.Path, "/secrets") && strings.Contains(req.URL.RawQuery, "owner%3Dhelm") {
+		c.releaseReads.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,22 +17,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
-
-// countingTransport counts the requests that are not reads, and the reads of
-// Helm's release storage (one or more per reconcile).
-type countingTransport struct {
-	next                 http.RoundTripper
-	writes, releaseReads *atomic.Int64
-}
-
-func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		c.writes.Add(1)
-	} else if strings.HasSuffix(req.URL.Path, "/secrets") && strings.Contains(req.URL.RawQuery, "owner%3Dhelm") {
-		c.releaseReads.Add(1)
-	}
-	return c.next.RoundTrip(req)
-}
 
 // A second operator process starting on settled CRs (a restart, or a new
 // leader) computes the same values and hashes and writes nothing: no upgrade,

@@ -42,22 +42,10 @@ var (
 	k8s        client.Client
 	clientset  *kubernetes.Clientset
 	restConfig *rest.Config
-	// operatorWrites counts every request the operator sends that is not a read.
-	operatorWrites atomic.Int64
+	// operatorWrites counts every request the operator sends that is not a
+	// read; operatorReleaseReads its reads of Helm's release storage.
+	operatorWrites, operatorReleaseReads atomic.Int64
 )
-
-// countWrites counts the requests that are not reads (GET, LIST, WATCH).
-type countWrites struct{ next http.RoundTripper }
-
-func (c countWrites) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		operatorWrites.Add(1)
-		if os.Getenv("TEST_VERBOSE") != "" {
-			fmt.Fprintf(os.Stderr, "operator write: %s %s\n", req.Method, req.URL.Path)
-		}
-	}
-	return c.next.RoundTrip(req)
-}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -98,7 +86,9 @@ func run(m *testing.M) int {
 		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
 	}
 	operatorCfg := rest.CopyConfig(cfg)
-	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countWrites{next: rt} }
+	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return countingTransport{next: rt, writes: &operatorWrites, releaseReads: &operatorReleaseReads}
+	}
 	mgr, err := controller.NewManager(operatorCfg, controller.ManagerOptions{
 		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
 		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
