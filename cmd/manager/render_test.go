@@ -61,8 +61,8 @@ func TestGolden(t *testing.T) {
 func TestRenderPrintsDeploymentAndService(t *testing.T) {
 	out, errOut, code := renderFile(t, filepath.Join("testdata", "minimal.cr.yaml"))
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, out, "kind: Deployment\nmetadata:\n  name: minimal\n")
-	assert.Contains(t, out, "kind: Service\nmetadata:\n  name: minimal-service\n")
+	assert.Contains(t, out, "kind: Deployment\nmetadata:\n  name: \"minimal\"\n")
+	assert.Contains(t, out, "kind: Service\nmetadata:\n  name: \"minimal-service\"\n")
 	assert.Contains(t, out, "replicas: 1\n", "CRD defaults apply offline as on the server")
 	assert.NotContains(t, out, "PersistentVolumeClaim")
 }

@@ -4,6 +4,7 @@ package naming
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"regexp"
 	"strings"
 )
 
@@ -46,4 +47,30 @@ func ChildName(name, suffix string) string {
 	head = strings.TrimSuffix(strings.TrimSuffix(head, "-"), ".")
 	sum := sha256.Sum256([]byte(name))
 	return head + "-" + hex.EncodeToString(sum[:])[:8] + suffix
+}
+
+// dns1035 is a DNS-1035 label's shape (length aside).
+var dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// ServiceName is the name of the Service derived from a CR: ChildName(name,
+// "-service") when the name can start a DNS-1035 label (Service names must be
+// one; CR names are DNS subdomains, which may hold dots and start with a
+// digit). Otherwise the dots become dashes, "s-" goes before a leading digit,
+// and 8 characters of the name's SHA-256 keep the result distinct. The
+// chart's "llsd.serviceName" computes the same (tested against each other).
+func ServiceName(name string) string {
+	if dns1035.MatchString(name) {
+		return ChildName(name, "-service")
+	}
+	s := strings.ReplaceAll(name, ".", "-")
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		s = "s-" + s
+	}
+	const keep = MaxChildNameLength - len("-service") - 9
+	if len(s) > keep {
+		s = s[:keep]
+	}
+	s = strings.TrimSuffix(s, "-")
+	sum := sha256.Sum256([]byte(name))
+	return s + "-" + hex.EncodeToString(sum[:])[:8] + "-service"
 }

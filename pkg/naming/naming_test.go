@@ -42,3 +42,15 @@ func TestChildName(t *testing.T) {
 	assert.Empty(t, validation.IsDNS1035Label(got))
 	assert.NotEqual(t, got, ChildName(long+"y", "-service"))
 }
+
+func TestServiceName(t *testing.T) {
+	assert.Equal(t, "demo-service", ServiceName("demo"), "valid names keep the upstream Service name")
+	for _, name := range []string{"my.llama", "1st", "0", "a.b.c", "9.9", strings.Repeat("a.", 120) + "b", "x" + strings.Repeat("1", 252)} {
+		got := ServiceName(name)
+		assert.Empty(t, validation.IsDNS1035Label(got), "%q -> %q", name, got)
+		assert.True(t, strings.HasSuffix(got, "-service"), got)
+	}
+	assert.NotEqual(t, ServiceName("a.b"), ServiceName("a-b"), "names that differ only by dots stay distinct")
+	assert.Equal(t, "my-llama-"+ServiceName("my.llama")[9:17]+"-service", ServiceName("my.llama"))
+	assert.True(t, strings.HasPrefix(ServiceName("1st"), "s-1st-"), ServiceName("1st"))
+}

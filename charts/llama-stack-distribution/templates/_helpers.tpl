@@ -23,6 +23,24 @@ Call with (list . "-suffix").
 {{- end -}}
 {{- end -}}
 
+{{/*
+The Service's name. A Service name must be a DNS-1035 label (a letter first,
+no dots), stricter than the CR name (a DNS subdomain): a name that is not one
+has its dots turned into dashes, "s-" put before a leading digit, and 8
+characters of its SHA-256 added so that the result stays distinct.
+naming.ServiceName in Go computes the same (tested against this helper).
+*/}}
+{{- define "llsd.serviceName" -}}
+{{- $name := include "llsd.name" . -}}
+{{- if regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $name -}}
+{{- include "llsd.childName" (list . "-service") -}}
+{{- else -}}
+{{- $s := replace "." "-" $name -}}
+{{- if not (regexMatch "^[a-z]" $s) -}}{{- $s = printf "s-%s" $s -}}{{- end -}}
+{{- printf "%s-%s-service" (trunc 46 $s | trimSuffix "-") (sha256sum $name | trunc 8) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The value of the instance label: the name, kept within 63 characters. */}}
 {{- define "llsd.instance" -}}
 {{- include "llsd.childName" (list . "") -}}
@@ -31,7 +49,7 @@ Call with (list . "-suffix").
 {{/* Selector labels: as the upstream operator, so existing Services and policies keep matching. */}}
 {{- define "llsd.selectorLabels" -}}
 app: llama-stack
-app.kubernetes.io/instance: {{ include "llsd.instance" . | quote }}
+app.kubernetes.io/instance: {{ include "llsd.instance" . | toJson }}
 {{- end -}}
 
 {{/* Labels on every object. */}}
@@ -40,8 +58,8 @@ app.kubernetes.io/instance: {{ include "llsd.instance" . | quote }}
 app.kubernetes.io/name: llama-stack
 app.kubernetes.io/component: server
 app.kubernetes.io/part-of: llama-stack-distribution
-app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | toJson }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | toJson }}
 {{- with .Values.commonLabels }}
 {{ toYaml . }}
 {{- end }}

@@ -1,0 +1,149 @@
+package guard
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var policy = Policy{
+	Namespace: "team-a",
+	Kinds:     mustKinds("Deployment.apps, Service, ConfigMap, NetworkPolicy.networking.k8s.io"),
+}
+
+func mustKinds(s string) []schema.GroupKind {
+	k, err := ParseKinds(s)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+const deployment = `---
+# Source: chart/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: demo
+`
+
+const service = `---
+apiVersion: v1
+kind: Service
+metadata:
+  name: demo-service
+  namespace: team-a
+`
+
+func TestCheckAccepts(t *testing.T) {
+	objs, err := Check(deployment+service+"---\n# only a comment\n---\n", policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 || objs[0].Kind != "Deployment" || objs[1].Name != "demo-service" {
+		t.Fatalf("objects: %+v", objs)
+	}
+}
+
+func TestCheckRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, manifest, want string
+	}{
+		{"other namespace", deployment + "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\n  namespace: team-b\n", `NetworkPolicy team-b/deny) is outside the CR's namespace "team-a"`},
+		{"undeclared kind", deployment + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: x\n", "ClusterRoleBinding.rbac.authorization.k8s.io, which the chart does not declare"},
+		{"same kind other group", "---\napiVersion: example.com/v1\nkind: Deployment\nmetadata:\n  name: x\n", "Deployment.example.com, which the chart does not declare"},
+		{"list", "---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: x\n    namespace: team-b\n", "kind List, which the chart does not declare"},
+		{"hook", "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n", "is a Helm hook"},
+		{"no name", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "has no metadata.name"},
+		{"no kind", "---\napiVersion: v1\nmetadata:\n  name: x\n", "has no apiVersion or kind"},
+		{"garbage", "---\napiVersion: v1\nkind: [\n", "is not a valid object"},
+		{"twice", deployment + deployment, "is rendered twice"},
+		{"string is not a map", "---\njust a string\n", "is not a valid object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Check(tc.manifest, policy)
+			var v *Violation
+			if !errors.As(err, &v) {
+				t.Fatalf("want a violation, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not contain %q", err, tc.want)
+			}
+			if v.Reason() != "InvalidSpec" {
+				t.Fatalf("reason %s", v.Reason())
+			}
+		})
+	}
+}
+
+func TestCheckKeep(t *testing.T) {
+	objs, err := Check("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/resource-policy: keep\n", policy)
+	if err != nil || len(objs) != 1 || !objs[0].Keep {
+		t.Fatalf("objects %+v, err %v", objs, err)
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	if _, err := ParseKinds(" , "); err == nil {
+		t.Fatal("an empty list must be refused")
+	}
+	if _, err := ParseKinds("apps/v1 Deployment"); err == nil {
+		t.Fatal("a malformed kind must be refused")
+	}
+	k := mustKinds("Deployment.apps,Service")
+	if k[0] != (schema.GroupKind{Group: "apps", Kind: "Deployment"}) || k[1] != (schema.GroupKind{Kind: "Service"}) {
+		t.Fatalf("kinds %v", k)
+	}
+}
+
+func TestOwnership(t *testing.T) {
+	o := Ownership{Label: "ai-stack-operator.io/managed", Release: "llsd-demo", Owner: schema.GroupKind{Group: "llamastack.io", Kind: "LlamaStackDistribution"}, Namespace: "team-a", Name: "demo"}
+	label := map[string]string{"ai-stack-operator.io/managed": "true"}
+	helm := map[string]string{AnnotationReleaseName: "llsd-demo", AnnotationReleaseNamespace: "team-a"}
+	ctrl := func(apiVersion, kind, name string) []metav1.OwnerReference {
+		yes := true
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: "u", Controller: &yes}}
+	}
+	ours := ctrl("llamastack.io/v1alpha1", "LlamaStackDistribution", "demo")
+	kept := map[string]string{AnnotationReleaseName: "llsd-demo", AnnotationReleaseNamespace: "team-a", annotationPrimaryResource: "team-a/demo", annotationPrimaryResourceType: "LlamaStackDistribution.llamastack.io"}
+	for _, tc := range []struct {
+		name        string
+		labels, ann map[string]string
+		refs        []metav1.OwnerReference
+		want        string // "" = owned
+	}{
+		{"ours", label, helm, ours, ""},
+		{"kept by Helm, owner annotations", label, kept, nil, ""},
+		{"a user's ConfigMap", nil, nil, nil, "lacks the label"},
+		{"labelled but another release", label, map[string]string{AnnotationReleaseName: "llsd-other", AnnotationReleaseNamespace: "team-a"}, ours, "does not belong to Helm release team-a/llsd-demo"},
+		{"labelled but another namespace's release", label, map[string]string{AnnotationReleaseName: "llsd-demo", AnnotationReleaseNamespace: "team-b"}, ours, "does not belong"},
+		{"controlled by something else", label, helm, ctrl("apps/v1", "ReplicaSet", "demo"), "its controller is ReplicaSet demo"},
+		{"controlled by another CR", label, helm, ctrl("llamastack.io/v1alpha1", "LlamaStackDistribution", "other"), "its controller is LlamaStackDistribution other"},
+		{"no controller, no owner annotations", label, helm, nil, "is not controlled by"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := o.Check("ConfigMap team-a/demo-config", tc.labels, tc.ann, tc.refs)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var c *Conflict
+			if !errors.As(err, &c) || !strings.Contains(err.Error(), tc.want) || c.Reason() != "NameConflict" {
+				t.Fatalf("want a conflict containing %q, got %v", tc.want, err)
+			}
+			if !strings.Contains(err.Error(), "ConfigMap team-a/demo-config") {
+				t.Fatalf("the error must name the object: %v", err)
+			}
+		})
+	}
+	// Objects written outside Helm (the CA bundle) have no release annotations.
+	goOwned := Ownership{Label: o.Label, Owner: o.Owner, Namespace: "team-a", Name: "demo"}
+	if err := goOwned.Check("ConfigMap team-a/demo-ca-bundle", label, nil, ours); err != nil {
+		t.Fatal(err)
+	}
+}
