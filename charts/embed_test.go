@@ -29,16 +29,16 @@ func TestChartDefaultsRender(t *testing.T) {
 	require.NoError(t, err)
 	out, err := render.Render(c.Chart, nil, render.Options{ReleaseName: "plain", Namespace: "default"})
 	require.NoError(t, err)
-	assert.Contains(t, out, "kind: Deployment\nmetadata:\n  name: plain\n")
-	assert.Contains(t, out, "name: plain-service")
-	assert.Contains(t, out, "name: plain-sa")
+	assert.Contains(t, out, "kind: Deployment\nmetadata:\n  name: \"plain\"\n")
+	assert.Contains(t, out, "name: \"plain-service\"")
+	assert.Contains(t, out, "name: \"plain-sa\"")
 	assert.Contains(t, out, `app.kubernetes.io/managed-by: "Helm"`)
 	assert.NotContains(t, out, "ai-stack-operator.io/managed")
 	assert.NotContains(t, out, "PersistentVolumeClaim")
 
 	withStorage, err := render.Render(c.Chart, map[string]any{"storage": map[string]any{"enabled": true}}, render.Options{ReleaseName: "plain", Namespace: "default"})
 	require.NoError(t, err)
-	assert.Contains(t, withStorage, "kind: PersistentVolumeClaim\nmetadata:\n  name: plain-pvc\n")
+	assert.Contains(t, withStorage, "kind: PersistentVolumeClaim\nmetadata:\n  name: \"plain-pvc\"\n")
 	assert.Contains(t, withStorage, "type: Recreate")
 }
 
