@@ -13,7 +13,14 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 )
+
+// AnnotationKinds in a chart's Chart.yaml lists every kind its templates may
+// render (GroupKind form, comma separated); the operator applies nothing else.
+const AnnotationKinds = "ai-stack-operator.io/kinds"
 
 //go:embed all:llama-stack-distribution
 var files embed.FS
@@ -24,6 +31,8 @@ type Chart struct {
 	// Digest is the hex SHA-256 over the chart's file names and contents, in
 	// name order: it changes exactly when the chart's content changes.
 	Digest string
+	// Kinds are the kinds the chart declares (AnnotationKinds).
+	Kinds []schema.GroupKind
 }
 
 // Load loads the embedded chart of the given name (a folder under charts/).
@@ -56,5 +65,9 @@ func Load(name string) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load chart %q: %w", name, err)
 	}
-	return &Chart{Chart: c, Digest: hex.EncodeToString(h.Sum(nil))}, nil
+	kinds, err := guard.ParseKinds(c.Metadata.Annotations[AnnotationKinds])
+	if err != nil {
+		return nil, fmt.Errorf("chart %q: annotation %s: %w", name, AnnotationKinds, err)
+	}
+	return &Chart{Chart: c, Digest: hex.EncodeToString(h.Sum(nil)), Kinds: kinds}, nil
 }

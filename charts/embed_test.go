@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 )
 
@@ -74,4 +75,32 @@ func TestChartLongNames(t *testing.T) {
 		}
 	}
 	assert.NotEqual(t, a, b)
+}
+
+// Every kind the chart renders, with every switch on, is one it declares.
+func TestChartDeclaresEveryKindItRenders(t *testing.T) {
+	c, err := Load("llama-stack-distribution")
+	require.NoError(t, err)
+	vals := map[string]any{
+		"storage":             map[string]any{"enabled": true},
+		"runConfig":           "version: 2\n",
+		"autoscaling":         map[string]any{"maxReplicas": 3},
+		"podDisruptionBudget": map[string]any{"maxUnavailable": 1},
+		"expose":              map[string]any{"enabled": true},
+		"trust":               map[string]any{"serviceCA": true, "clusterTrustedCA": true},
+	}
+	seen := map[string]bool{}
+	for _, caps := range []map[string]any{{"route": false, "serviceMonitor": true}, {"route": true, "serviceMonitor": false}} {
+		vals["capabilities"] = caps
+		out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "all", Namespace: "ns"})
+		require.NoError(t, err)
+		objs, err := guard.Check(out, guard.Policy{Namespace: "ns", Kinds: c.Kinds})
+		require.NoError(t, err)
+		for _, o := range objs {
+			seen[o.GroupKind().String()] = true
+		}
+	}
+	for _, k := range c.Kinds {
+		assert.True(t, seen[k.String()], "declared kind %s is never rendered: drop it from %s", k, AnnotationKinds)
+	}
 }

@@ -123,6 +123,10 @@ func (k *LlamaStack) Gather(ctx context.Context, reader client.Reader, obj clien
 		if in.trust, err = k.gatherTrust(ctx, cr, s, in.values.Capabilities); err != nil {
 			return nil, err
 		}
+		if f := in.trust.failure; f != nil && f.Reason == reasonNameConflict {
+			// Nothing is applied: the pods would start without the CAs they need.
+			return in, &reasonError{reason: f.Reason, message: f.Message}
+		}
 		in.values.Trust = in.trust.mounted()
 		if in.values.UserConfigHash, err = k.userConfigHash(ctx, cr); err != nil {
 			return nil, err
@@ -335,10 +339,19 @@ func (k *LlamaStack) Prepare(ctx context.Context, c client.Client, rec record.Ev
 // Cleanup implements Preparer: the bundle ConfigMap is not part of the Helm
 // release, so uninstalling removes it here (a garbage collector would follow
 // its owner reference, but not every cluster runs one in time).
+// Only the operator's own bundle is deleted (checked, then deleted with its
+// UID as a precondition); a user's ConfigMap of that name is left alone.
 func (k *LlamaStack) Cleanup(ctx context.Context, c client.Client, obj client.Object) error {
 	cr := obj.(*llamav1alpha1.LlamaStackDistribution)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: naming.ChildName(cr.Name, "-ca-bundle")}}
-	return client.IgnoreNotFound(c.Delete(ctx, cm, client.Preconditions{}))
+	name := naming.ChildName(cr.Name, "-ca-bundle")
+	cm, err := getOptional(ctx, c, cr.Namespace, name, &corev1.ConfigMap{})
+	if err != nil || cm == nil {
+		return err
+	}
+	if err := bundleOwnership(cr).Check("ConfigMap "+cr.Namespace+"/"+name, cm.Labels, cm.Annotations, cm.OwnerReferences); err != nil {
+		return nil
+	}
+	return client.IgnoreNotFound(c.Delete(ctx, cm, client.Preconditions{UID: &cm.UID}))
 }
 
 // SharedConfigMaps implements ConfigMapReferrer: the settings ConfigMap.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -48,8 +49,15 @@ type trustState struct {
 	bundle *trust.Bundle
 	// failure says why the merge failed.
 	failure *status.Failure
-	// stored is the bundle ConfigMap as it is now, nil when absent.
+	// stored is the bundle ConfigMap as it is now, nil when absent (or not the operator's).
 	stored *corev1.ConfigMap
+	// conflict is set when a ConfigMap of the bundle's name exists that the operator did not write.
+	conflict error
+}
+
+// bundleOwnership describes the bundle ConfigMap the operator writes for a CR.
+func bundleOwnership(cr *llamav1alpha1.LlamaStackDistribution) guard.Ownership {
+	return guard.Ownership{Label: LabelManaged, Owner: llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind).GroupKind(), Namespace: cr.Namespace, Name: cr.Name}
 }
 
 // mounted returns the bundle ConfigMap to mount and its content hash: the new
@@ -92,7 +100,15 @@ func (k *LlamaStack) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaSta
 	if err != nil {
 		return nil, err
 	}
-	t.stored = stored
+	if stored != nil {
+		// A ConfigMap of the bundle's name that the operator did not write is
+		// the user's: it is neither mounted, nor overwritten, nor deleted.
+		if err := bundleOwnership(cr).Check("ConfigMap "+cr.Namespace+"/"+t.name, stored.Labels, stored.Annotations, stored.OwnerReferences); err != nil {
+			t.conflict = err
+		} else {
+			t.stored = stored
+		}
+	}
 
 	var sources []trust.Source
 	var fail = func(reason, format string, args ...any) (*trustState, error) {
@@ -160,6 +176,10 @@ func (k *LlamaStack) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaSta
 		return t, nil
 	}
 	t.wanted = true
+	if t.conflict != nil {
+		t.failure = &status.Failure{Reason: reasonNameConflict, Message: t.conflict.Error()}
+		return t, nil
+	}
 	// (e) the public roots, so that SSL_CERT_FILE keeps public endpoints reachable.
 	if switches.PublicRoots {
 		sources = append(sources, trust.Source{Name: "public roots", DER: publicRootsDER()})
@@ -189,7 +209,7 @@ func (k *LlamaStack) writeBundle(ctx context.Context, c client.Client, rec recor
 	switch {
 	case t.bundle != nil:
 		want := map[string]string{caBundleKey: string(t.bundle.PEM)}
-		if t.stored != nil && maps.Equal(t.stored.Data, want) && len(t.stored.BinaryData) == 0 && t.stored.Labels[LabelManaged] == "true" {
+		if t.stored != nil && maps.Equal(t.stored.Data, want) && len(t.stored.BinaryData) == 0 && metav1.IsControlledBy(t.stored, cr) {
 			return nil
 		}
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: t.name}}
@@ -218,8 +238,8 @@ func (k *LlamaStack) writeBundle(ctx context.Context, c client.Client, rec recor
 		if len(t.bundle.Warnings) > 0 {
 			rec.Eventf(cr, corev1.EventTypeWarning, "CABundleWarnings", "%s", warningSummary(t.bundle.Warnings))
 		}
-	case !t.wanted && t.stored != nil && t.stored.Labels[LabelManaged] == "true":
-		if err := c.Delete(ctx, t.stored); client.IgnoreNotFound(err) != nil {
+	case !t.wanted && t.stored != nil:
+		if err := c.Delete(ctx, t.stored, client.Preconditions{UID: &t.stored.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("remove CA bundle ConfigMap %s: %w", t.name, err)
 		}
 	}

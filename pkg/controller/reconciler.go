@@ -2,23 +2,29 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	libhandler "github.com/operator-framework/operator-lib/handler"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
@@ -64,6 +71,16 @@ type Reconciler struct {
 	concurrency int
 	now         func() metav1.Time
 	helmCaps    func() (*chartutil.Capabilities, error)
+
+	// refusals remembers, per CR, the values the API server refused (422), so
+	// that the same values are not sent again until the spec or an input changes.
+	refusals sync.Map // the CR's UID -> refusal
+}
+
+// refusal is a spec the API server refused, by the digest of its values.
+type refusal struct {
+	digest  string
+	failure status.Failure
 }
 
 // Option configures a Reconciler.
@@ -200,14 +217,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("helm action client: %w", err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return ctrl.Result{}, r.uninstall(ctx, obj, ac, relName)
-	}
-	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		orig := obj.DeepCopyObject().(client.Object)
-		controllerutil.AddFinalizer(obj, Finalizer)
-		if err := r.client.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		err := r.uninstall(ctx, obj, ac, relName)
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
 		}
+		return ctrl.Result{}, err
+	}
+	if err := AddFinalizer(ctx, r.client, obj); apierrors.IsConflict(err) {
+		// The cache was behind the API server: try again once it caught up.
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	orig := obj.DeepCopyObject().(client.Object)
@@ -218,7 +238,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err == nil {
 		vals, err = r.kind.Values(obj, inputs)
 	}
-	var reasoned interface{ Reason() string }
+	var reasoned userError
 	switch {
 	case errors.As(err, &reasoned):
 		// The user (or the administrator) must change something: say what, and wait.
@@ -254,13 +274,118 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.recordTransitions(obj, r.kind.Conditions(orig), r.kind.Conditions(obj))
 	}
 	// An apply error is returned so that the work is retried with backoff;
-	// an invalid spec waits for the user to change it.
-	return ctrl.Result{RequeueAfter: r.period}, applyErr
+	// an invalid spec waits for the user to change it; a name conflict is
+	// looked at again soon, since the user may rename or delete the object
+	// in the way (which no watch of the operator sees).
+	after := r.period
+	if obs.Failure != nil && obs.Failure.Reason == reasonNameConflict && (after == 0 || after > conflictRecheck) {
+		after = conflictRecheck
+	}
+	return ctrl.Result{RequeueAfter: after}, applyErr
+}
+
+const (
+	reasonNameConflict = "NameConflict"
+	// conflictRecheck is how soon a CR blocked by a name conflict is reconciled again.
+	conflictRecheck = 30 * time.Second
+)
+
+// AddFinalizer adds the operator's finalizer to obj with optimistic
+// concurrency: the patch carries obj's resourceVersion, so that a stale copy
+// fails with a conflict instead of dropping another controller's finalizer.
+func AddFinalizer(ctx context.Context, c client.Client, obj client.Object) error {
+	if controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	controllerutil.AddFinalizer(obj, Finalizer)
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("add finalizer: %w", err)
+	}
+	return nil
+}
+
+// RemoveFinalizer removes the operator's finalizer from obj, with the same
+// optimistic concurrency as AddFinalizer.
+func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object) error {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	controllerutil.RemoveFinalizer(obj, Finalizer)
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	return nil
+}
+
+// policy is what a manifest of this CR may hold.
+func (r *Reconciler) policy(obj client.Object) guard.Policy {
+	return guard.Policy{Namespace: obj.GetNamespace(), Kinds: r.chart.Kinds}
+}
+
+// ownership describes the objects the operator renders for this CR.
+func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownership {
+	return guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.kind.GroupVersionKind().GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// gated wraps the post-renderer Helm would run in the operator's gate.
+func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string, next postrender.PostRenderer) postrender.PostRenderer {
+	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), next: next}
+}
+
+// failed turns a failed Helm action into a status failure: problems the user
+// fixes carry their own reason and are not retried with backoff; anything
+// else is returned to be retried.
+func (r *Reconciler) failed(obj client.Object, reason, relName string, err error) (*status.Failure, error) {
+	if ue, ok := asUserError(err); ok {
+		// The event comes with the Reconciled condition's transition.
+		return &status.Failure{Reason: ue.Reason(), Message: ue.Error()}, nil
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeWarning, reason, "%s of release %s failed: %v", strings.ToLower(strings.TrimSuffix(reason, "Failed")), relName, err)
+	return &status.Failure{Reason: reason, Message: err.Error()}, err
+}
+
+// checkValues validates values against the chart's values.schema.json before
+// Helm does, so that a violation is an invalid spec, not a failed install.
+func (r *Reconciler) checkValues(vals map[string]any) *status.Failure {
+	if err := chartutil.ValidateAgainstSchema(r.chart.Chart, vals); err != nil {
+		return &status.Failure{Reason: "InvalidSpec", Message: "the spec translates into chart values the chart refuses: " + strings.TrimSpace(err.Error())}
+	}
+	return nil
+}
+
+// valuesDigest identifies values and chart, for refusals.
+func (r *Reconciler) valuesDigest(vals map[string]any) string {
+	b, _ := json.Marshal(vals) // maps marshal with sorted keys
+	sum := sha256.Sum256(append(b, r.chart.Digest...))
+	return hex.EncodeToString(sum[:])
+}
+
+// refused returns the remembered refusal of these values, if any.
+func (r *Reconciler) refused(obj client.Object, digest string) *status.Failure {
+	if v, ok := r.refusals.Load(obj.GetUID()); ok && v.(refusal).digest == digest {
+		f := v.(refusal).failure
+		return &f
+	}
+	return nil
+}
+
+// remember records the outcome of sending values: a refusal by the API
+// server (InvalidSpec) is kept; anything else forgets an earlier one.
+func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failure) {
+	if f != nil && f.Reason == "InvalidSpec" {
+		r.refusals.Store(obj.GetUID(), refusal{digest: digest, failure: *f})
+		return
+	}
+	r.refusals.Delete(obj.GetUID())
 }
 
 // apply installs, upgrades or repairs the release. It upgrades only when the
 // values or the chart differ from the deployed release's, so that an
-// unchanged CR costs reads only.
+// unchanged CR costs reads only. Every install and upgrade goes through the
+// gate (the chart's policy and the ownership of every name), and drift
+// repair checks the stored manifest the same way before it writes.
 func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*status.Failure, error) {
 	labels := map[string]string{LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32]}
 	if r.helmCaps != nil {
@@ -271,25 +396,59 @@ func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, rel
 		ac.Config().Capabilities = caps
 	}
 	last, err := ac.Get(relName)
-	if errors.Is(err, driver.ErrReleaseNotFound) {
-		rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {
-			i.Labels = labels
-			// The API server validates what it is sent; Helm's client-side
-			// validation would download the cluster's OpenAPI document each time.
-			i.DisableOpenAPIValidation = true
-			return nil
-		})
-		if err != nil {
-			r.recorder.Eventf(obj, corev1.EventTypeWarning, "InstallFailed", "install of release %s failed: %v", relName, err)
-			return &status.Failure{Reason: "InstallFailed", Message: err.Error()}, err
-		}
-		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
-		return nil, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return &status.Failure{Reason: "ReleaseUnreadable", Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
 	}
+	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
+		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName))
+		if len(repaired) > 0 {
+			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
+		}
+		if err != nil {
+			return r.failed(obj, "DriftRepairFailed", relName, err)
+		}
+		return nil, nil
+	}
 
+	// Install or upgrade: values the chart or the API server refuses are an
+	// invalid spec, and the same values are not sent again.
+	if f := r.checkValues(vals); f != nil {
+		return f, nil
+	}
+	digest := r.valuesDigest(vals)
+	if f := r.refused(obj, digest); f != nil {
+		return f, nil
+	}
+	var f *status.Failure
+	if last == nil {
+		f, err = r.install(ac, obj, relName, vals, labels)
+	} else {
+		f, err = r.upgrade(ac, obj, relName, vals, labels, last)
+	}
+	r.remember(obj, digest, f)
+	return f, err
+}
+
+func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string) (*status.Failure, error) {
+	rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {
+		i.Labels = labels
+		// The API server validates what it is sent; Helm's client-side
+		// validation would download the cluster's OpenAPI document each time.
+		i.DisableOpenAPIValidation = true
+		// Hooks skip the post-renderer, so the gate would not see them; the
+		// charts have none, and none may run.
+		i.DisableHooks = true
+		i.PostRenderer = r.gated(ac, obj, relName, i.PostRenderer)
+		return nil
+	})
+	if err != nil {
+		return r.failed(obj, "InstallFailed", relName, err)
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
+	return nil, nil
+}
+
+func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *release.Release) (*status.Failure, error) {
 	if st := last.Info.Status; st.IsPending() || st == release.StatusUninstalling {
 		// A killed operator leaves the release locked; Helm refuses every
 		// action until it is marked failed, after which it upgrades cleanly.
@@ -300,57 +459,59 @@ func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, rel
 		}
 		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ReleaseRepaired", "release %s revision %d was left %s by an interrupted operation; marked failed and upgrading", relName, last.Version, st)
 	}
-
-	if last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
-		repaired, err := repairDrift(ac.Config(), last.Manifest)
-		if len(repaired) > 0 {
-			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
-		}
-		if err != nil {
-			r.recorder.Eventf(obj, corev1.EventTypeWarning, "DriftRepairFailed", "could not restore the objects of release %s: %v", relName, err)
-			return &status.Failure{Reason: "DriftRepairFailed", Message: err.Error()}, err
-		}
-		return nil, nil
-	}
-
 	rel, err := ac.Upgrade(relName, obj.GetNamespace(), r.chart.Chart, vals, func(u *action.Upgrade) error {
 		u.MaxHistory = r.maxHistory
 		u.Labels = labels
 		u.DisableOpenAPIValidation = true
+		u.DisableHooks = true
+		u.PostRenderer = r.gated(ac, obj, relName, u.PostRenderer)
 		return nil
 	})
 	if err != nil {
-		r.recorder.Eventf(obj, corev1.EventTypeWarning, "UpgradeFailed", "upgrade of release %s failed: %v", relName, err)
-		return &status.Failure{Reason: "UpgradeFailed", Message: err.Error()}, err
+		return r.failed(obj, "UpgradeFailed", relName, err)
 	}
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Upgraded", "upgraded release %s to revision %d", rel.Name, rel.Version)
 	return nil, nil
 }
 
+// uninstall removes what the release created and its records, then the
+// finalizer. It is the operator's own, not Helm's: each object is deleted
+// only if it is the operator's (an object of the same name that someone
+// else created in the meantime is left, with an event), only inside the CR's
+// namespace (whatever a stored manifest says), never when the chart keeps it
+// (helm.sh/resource-policy: keep), and with its UID as a precondition, so
+// that what is deleted is exactly what was checked.
 func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmclient.ActionInterface, relName string) error {
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return nil
 	}
-	resp, err := ac.Uninstall(relName)
-	switch {
-	case errors.Is(err, driver.ErrReleaseNotFound):
-	case err != nil:
+	cfg := ac.Config()
+	history, err := cfg.Releases.History(relName)
+	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+		return fmt.Errorf("read release %s: %w", relName, err)
+	}
+	deleted, left, err := deleteReleaseObjects(cfg, history, r.policy(obj), r.ownership(obj, relName))
+	if len(left) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: not created by the operator for this resource", strings.Join(left, ", "))
+	}
+	if err != nil {
 		r.recorder.Eventf(obj, corev1.EventTypeWarning, "UninstallFailed", "uninstall of release %s failed: %v", relName, err)
 		return fmt.Errorf("uninstall release %s: %w", relName, err)
-	default:
-		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Uninstalled", "uninstalled release %s", resp.Release.Name)
+	}
+	for _, rel := range history {
+		if _, err := cfg.Releases.Delete(rel.Name, rel.Version); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+			return fmt.Errorf("delete release %s revision %d: %w", rel.Name, rel.Version, err)
+		}
+	}
+	if len(history) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Uninstalled", "uninstalled release %s (%d objects deleted)", relName, deleted)
 	}
 	if p, ok := r.kind.(Preparer); ok {
 		if err := p.Cleanup(ctx, r.client, obj); err != nil {
 			return fmt.Errorf("clean up: %w", err)
 		}
 	}
-	orig := obj.DeepCopyObject().(client.Object)
-	controllerutil.RemoveFinalizer(obj, Finalizer)
-	if err := r.client.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("remove finalizer: %w", err))
-	}
-	return nil
+	return client.IgnoreNotFound(RemoveFinalizer(ctx, r.client, obj))
 }
 
 // recordTransitions emits one event per condition whose status changed.

@@ -205,3 +205,23 @@ func ParseKinds(list string) ([]schema.GroupKind, error) {
 	}
 	return out, nil
 }
+
+// Filter keeps the documents of a manifest that pass the policy one by one,
+// and returns the violations of the others. Uninstall uses it on stored
+// releases, so that it never deletes outside the CR's namespace either.
+func Filter(manifest string, p Policy) (string, []error) {
+	var b strings.Builder
+	var refused []error
+	for _, doc := range splitDocuments(manifest) {
+		if _, err := Check(doc, p); err != nil {
+			refused = append(refused, err)
+			continue
+		}
+		b.WriteString("---\n")
+		b.WriteString(strings.TrimPrefix(doc, "---\n"))
+		if !strings.HasSuffix(doc, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), refused
+}

@@ -147,3 +147,14 @@ func TestOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestFilter(t *testing.T) {
+	out, refused := Filter(deployment+"---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\n  namespace: team-b\n"+service, policy)
+	if len(refused) != 1 || !strings.Contains(refused[0].Error(), "team-b/deny") {
+		t.Fatalf("refused: %v", refused)
+	}
+	objs, err := Check(out, policy)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("kept %+v, %v", objs, err)
+	}
+}

@@ -192,6 +192,9 @@ var (
 
 // LlamaStack translates a LlamaStackDistribution into chart values.
 func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (*LlamaStackValues, error) {
+	if err := checkNames(cr); err != nil {
+		return nil, err
+	}
 	spec := cr.Spec
 	server := spec.Server
 	cs := server.ContainerSpec

@@ -122,6 +122,8 @@ type ServerSpec struct {
 type PodOverrides struct {
 	// ServiceAccountName runs the pods as an existing ServiceAccount; the
 	// operator then creates none.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
@@ -206,9 +208,13 @@ type TLSConfig struct {
 type CABundleConfig struct {
 	// ConfigMapName of the ConfigMap.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ConfigMapName string `json:"configMapName"`
 
 	// ConfigMapNamespace of the ConfigMap; the CR's namespace when unset.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	ConfigMapNamespace string `json:"configMapNamespace,omitempty"`
 
@@ -236,8 +242,10 @@ type DistributionType struct {
 
 // ContainerSpec configures the server container.
 type ContainerSpec struct {
-	// Name of the container.
+	// Name of the container (a DNS-1123 label, as Kubernetes requires).
 	// +kubebuilder:default:="llama-stack"
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	Name string `json:"name,omitempty"`
 
@@ -283,9 +291,13 @@ type StorageSpec struct {
 type UserConfigSpec struct {
 	// ConfigMapName is the name of the ConfigMap (key config.yaml).
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ConfigMapName string `json:"configMapName"`
 
 	// ConfigMapNamespace is the ConfigMap's namespace; the CR's namespace when unset.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	ConfigMapNamespace string `json:"configMapNamespace,omitempty"`
 }
