@@ -2,8 +2,10 @@ package values
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -59,10 +61,30 @@ func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
 			checks = append(checks, check(fmt.Sprintf("spec.network.allowedFrom.labels[%d]", i), l, validation.IsQualifiedName, "label key"))
 		}
 	}
+	if pdb := server.PodDisruptionBudget; pdb != nil {
+		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.minAvailable", pdb.MinAvailable))
+		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.maxUnavailable", pdb.MaxUnavailable))
+	}
 	for _, err := range checks {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+var percent = regexp.MustCompile(`^[0-9]+%$`)
+
+// checkIntOrPercent refuses a string that is not a percentage, as the API
+// server would in a PodDisruptionBudget.
+func checkIntOrPercent(field string, v *intstr.IntOrString) error {
+	switch {
+	case v == nil:
+		return nil
+	case v.Type == intstr.Int && v.IntVal < 0:
+		return &FieldError{Field: field, Message: fmt.Sprintf("%d is negative; give a number of pods (0 or more) or a percentage such as 50%%", v.IntVal)}
+	case v.Type == intstr.String && !percent.MatchString(v.StrVal):
+		return &FieldError{Field: field, Message: fmt.Sprintf("%s is neither a number of pods nor a percentage such as 50%%", shorten(v.StrVal))}
 	}
 	return nil
 }

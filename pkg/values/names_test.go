@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 )
@@ -52,6 +53,14 @@ func TestNamesKubernetesWouldRefuse(t *testing.T) {
 		}},
 		{"allowed namespace with a document", "spec.network.allowedFrom.namespaces[0]", func(c *llamav1alpha1.LlamaStackDistribution) {
 			c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a\n- b"}}}
+		}},
+		{"PDB minAvailable with a document", "spec.server.podDisruptionBudget.minAvailable", func(c *llamav1alpha1.LlamaStackDistribution) {
+			v := intstr.FromString("1\n---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy")
+			c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: &v}
+		}},
+		{"PDB maxUnavailable negative", "spec.server.podDisruptionBudget.maxUnavailable", func(c *llamav1alpha1.LlamaStackDistribution) {
+			v := intstr.FromInt32(-1)
+			c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MaxUnavailable: &v}
 		}},
 		{"allowed label that is no label key", "spec.network.allowedFrom.labels[0]", func(c *llamav1alpha1.LlamaStackDistribution) {
 			c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Labels: []string{"{a: b}"}}}
