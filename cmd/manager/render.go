@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"errors"
 	"flag"
@@ -12,11 +13,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -93,26 +96,104 @@ func capabilityLine(apis []string) string {
 	return fmt.Sprintf("route.openshift.io/v1: %s, monitoring.coreos.com/v1: %s", has("route.openshift.io/v1"), has("monitoring.coreos.com/v1"))
 }
 
-// renderCRs renders every CR of the input through the same translation and
-// chart as the operator, and writes the manifests, each CR's after a comment.
-func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
+// renderer renders CRs offline exactly as the operator would: admission as
+// on the API server, the kind's translation, the embedded chart, and the
+// guard the operator runs before it applies anything.
+type renderer struct {
+	opts      renderOptions
+	ws        []watches.Watch
+	admission *render.Admission
+	apis      []string
+	charts    map[string]*charts.Chart
+}
+
+func newRenderer(opts renderOptions) (*renderer, error) {
 	ws, err := watches.Load(opts.watchesFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	crds, err := crd.All()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defaulter, err := render.NewDefaulter(crds)
+	admission, err := render.NewAdmission(crds)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	apis := append([]string(nil), opts.apiVersions...)
 	if opts.openshift {
 		apis = append(apis, render.OpenShiftAPIVersions...)
 	}
+	r := &renderer{opts: opts, ws: ws, admission: admission, apis: apis, charts: map[string]*charts.Chart{}}
+	for _, w := range ws {
+		c, err := charts.Load(w.Chart)
+		if err != nil {
+			return nil, err
+		}
+		r.charts[w.Chart] = c
+	}
+	return r, nil
+}
 
+// watchFor returns the watches.yaml entry of a kind, nil when it is not served.
+func (r *renderer) watchFor(gvk schema.GroupVersionKind) *watches.Watch {
+	for i := range r.ws {
+		if r.ws[i].GroupVersionKind() == gvk {
+			return &r.ws[i]
+		}
+	}
+	return nil
+}
+
+// render renders one CR of a served kind and returns its manifest.
+func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
+	gvk := u.GroupVersionKind()
+	w := r.watchFor(gvk)
+	if u.GetNamespace() == "" {
+		u.SetNamespace(r.opts.namespace)
+	}
+	if err := r.admission.Admit(context.Background(), u); err != nil {
+		return "", err
+	}
+	kind, err := controller.KindFor(*w, controller.KindDeps{OperatorNamespace: r.opts.operatorNamespace})
+	if err != nil {
+		return "", err
+	}
+	inputs, err := kind.OfflineInputs(r.apis)
+	if err != nil {
+		return "", err
+	}
+	obj := kind.NewObject()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
+		return "", err
+	}
+	vals, err := kind.Values(obj, inputs)
+	if err != nil {
+		return "", err
+	}
+	c := r.charts[w.Chart]
+	manifest, err := render.Render(c.Chart, vals, render.Options{
+		ReleaseName: naming.ReleaseName(kind.ReleasePrefix(), obj.GetName()),
+		Namespace:   obj.GetNamespace(),
+		KubeVersion: r.opts.kubeVersion,
+		APIVersions: r.apis,
+	})
+	if err != nil {
+		return "", fmt.Errorf("render chart %s: %w", w.Chart, err)
+	}
+	if _, err := guard.Check(manifest, guard.Policy{Namespace: obj.GetNamespace(), Kinds: c.Kinds}); err != nil {
+		return "", err
+	}
+	return manifest, nil
+}
+
+// renderCRs renders every CR of the input through the same translation and
+// chart as the operator, and writes the manifests, each CR's after a comment.
+func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
+	r, err := newRenderer(opts)
+	if err != nil {
+		return err
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	var buf bytes.Buffer
 	count, docs := 0, 0
@@ -136,12 +217,7 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		}
 		docs++
 		gvk := u.GroupVersionKind()
-		var w *watches.Watch
-		for i := range ws {
-			if ws[i].GroupVersionKind() == gvk {
-				w = &ws[i]
-			}
-		}
+		w := r.watchFor(gvk)
 		if w == nil {
 			// Files often carry what a CR refers to (ConfigMaps, Secrets): say so and go on.
 			fmt.Fprintf(&buf, "# skipped document %d: %s %s is not a kind this operator serves\n", docs, gvk.GroupVersion().WithKind(gvk.Kind).String(), u.GetName())
@@ -151,40 +227,11 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		if u.GetName() == "" {
 			return fmt.Errorf("document %d: metadata.name is required", docs)
 		}
-		if u.GetNamespace() == "" {
-			u.SetNamespace(opts.namespace)
-		}
-		defaulter.Default(u)
-		kind, err := controller.KindFor(*w, controller.KindDeps{OperatorNamespace: opts.operatorNamespace})
-		if err != nil {
-			return err
-		}
-		inputs, err := kind.OfflineInputs(apis)
-		if err != nil {
-			return err
-		}
-		obj := kind.NewObject()
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
-			return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
-		}
-		vals, err := kind.Values(obj, inputs)
+		manifest, err := r.render(u)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
 		}
-		c, err := charts.Load(w.Chart)
-		if err != nil {
-			return err
-		}
-		manifest, err := render.Render(c.Chart, vals, render.Options{
-			ReleaseName: naming.ReleaseName(kind.ReleasePrefix(), obj.GetName()),
-			Namespace:   obj.GetNamespace(),
-			KubeVersion: opts.kubeVersion,
-			APIVersions: apis,
-		})
-		if err != nil {
-			return fmt.Errorf("%s %s: render chart %s: %w", gvk.Kind, u.GetName(), w.Chart, err)
-		}
-		fmt.Fprintf(&buf, "# %s %s/%s (chart %s; %s)\n%s", gvk.Kind, obj.GetNamespace(), obj.GetName(), w.Chart, capabilityLine(apis), manifest)
+		fmt.Fprintf(&buf, "# %s %s/%s (chart %s; %s)\n%s", gvk.Kind, u.GetNamespace(), u.GetName(), w.Chart, capabilityLine(r.apis), manifest)
 	}
 	if count == 0 {
 		return fmt.Errorf("the input holds no CR of a kind this operator serves (%d documents read)", docs)

@@ -62,5 +62,9 @@ func Render(c *chart.Chart, vals map[string]any, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if len(rel.Hooks) > 0 {
+		// The operator runs no hooks, and hooks would bypass its guard.
+		return "", fmt.Errorf("the chart rendered %d Helm hooks (the first: %s); the operator runs none", len(rel.Hooks), rel.Hooks[0].Path)
+	}
 	return strings.TrimLeft(rel.Manifest, "\n"), nil
 }
