@@ -45,6 +45,9 @@ type renderOptions struct {
 	namespace   string
 	// operatorNamespace is let through NetworkPolicies.
 	operatorNamespace string
+	// unguarded skips the guard, so that tests can check the chart's own
+	// quoting apart from the guard behind it.
+	unguarded bool
 }
 
 func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -180,6 +183,9 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	})
 	if err != nil {
 		return "", fmt.Errorf("render chart %s: %w", w.Chart, err)
+	}
+	if r.opts.unguarded {
+		return manifest, nil
 	}
 	if _, err := guard.Check(manifest, guard.Policy{Namespace: obj.GetNamespace(), Kinds: c.Kinds}); err != nil {
 		return "", err

@@ -1,0 +1,399 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+)
+
+// payloads are what a hostile CR author puts into a string field.
+var payloads = map[string]string{
+	"second document":    "x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: injected\n  namespace: other\n",
+	"flow mapping":       "{a: b, kind: Secret}",
+	"alias":              "*ref",
+	"tag":                "!!binary aGVsbG8=",
+	"line separator":     "x\u2028---\u2028kind: ConfigMap\u2028metadata: {name: injected, namespace: other}",
+	"next line":          "x\u0085---\u0085kind: ConfigMap",
+	"quote and list":     "\"q\": 1\n- item\n  nested: [",
+	"comment and indent": "x # c\n    kind: ConfigMap\n  namespace: other",
+	"10 KiB":             strings.Repeat("a", 10*1024),
+}
+
+// leaf is a place in the spec a string can go: a string field, an
+// int-or-string, a quantity, a []string element, or a map key.
+type leaf struct {
+	// path of JSON field names; "[]" is the first list element, "{}" a map entry.
+	path []string
+	// key is true when the map key (not the value) is the leaf.
+	key bool
+	typ reflect.Type
+	// types are the types at each step of path (pointers removed).
+	types []reflect.Type
+}
+
+func (l leaf) String() string {
+	s := strings.Join(l.path, ".")
+	if l.key {
+		s += "(key)"
+	}
+	return s
+}
+
+var (
+	intOrStringType = reflect.TypeOf(intstr.IntOrString{})
+	quantityType    = reflect.TypeOf(resource.Quantity{})
+	timeType        = reflect.TypeOf(metav1.Time{})
+)
+
+// leaves walks a type and lists every leaf, so that fields added to the API
+// are covered without touching this test.
+func leaves(t reflect.Type, path []string, types []reflect.Type, seen map[reflect.Type]bool, out *[]leaf) {
+	walk(t, path, types, seen, out, false)
+}
+
+// walk is leaves; an inline struct shares its parent's step.
+func walk(t reflect.Type, path []string, types []reflect.Type, seen map[reflect.Type]bool, out *[]leaf, inline bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if !inline {
+		types = append(clone2(types), t)
+	}
+	add := func(p []string, key bool, typ reflect.Type) {
+		*out = append(*out, leaf{path: clone(p), key: key, typ: typ, types: clone2(types)})
+	}
+	switch {
+	case t == intOrStringType || t == quantityType:
+		add(path, false, t)
+		return
+	case t == timeType:
+		return
+	}
+	switch t.Kind() {
+	case reflect.String:
+		add(path, false, t)
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			add(path, false, t)
+			return
+		}
+		walk(t.Elem(), append(path, "[]"), types, seen, out, false)
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String {
+			types = append(types, t.Key())
+			add(append(path, "{}"), true, t.Key())
+			types = types[:len(types)-1]
+		}
+		walk(t.Elem(), append(path, "{}"), types, seen, out, false)
+	case reflect.Struct:
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, inline := jsonName(f)
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if inline {
+				walk(f.Type, path, types, seen, out, true)
+				continue
+			}
+			walk(f.Type, append(path, name), types, seen, out, false)
+		}
+	}
+}
+
+func jsonName(f reflect.StructField) (string, bool) {
+	tag := f.Tag.Get("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	if strings.Contains(opts, "inline") {
+		return "", true
+	}
+	if name == "" {
+		return f.Name, false
+	}
+	return name, false
+}
+
+func clone(p []string) []string { return append([]string(nil), p...) }
+
+func clone2(p []reflect.Type) []reflect.Type { return append([]reflect.Type(nil), p...) }
+
+// fill is an ordinary JSON value of a type, with every field Kubernetes
+// requires (no omitempty) filled in, so that a leaf's parents are complete.
+func fill(t reflect.Type, depth int) any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == intOrStringType:
+		return int64(1)
+	case t == quantityType:
+		return "1"
+	case t == timeType:
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "x"
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return int64(1)
+	case reflect.Bool:
+		return false
+	case reflect.Slice:
+		return []any{}
+	case reflect.Map:
+		return map[string]any{}
+	case reflect.Struct:
+		m := map[string]any{}
+		if depth > 6 {
+			return m
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			name, opts, _ := strings.Cut(tag, ",")
+			if strings.Contains(opts, "inline") {
+				if inner, ok := fill(f.Type, depth+1).(map[string]any); ok {
+					for k, v := range inner {
+						m[k] = v
+					}
+				}
+				continue
+			}
+			if !f.IsExported() || name == "-" || strings.Contains(opts, "omitempty") || name == "" {
+				continue
+			}
+			if v := fill(f.Type, depth+1); v != nil {
+				m[name] = v
+			}
+		}
+		return m
+	}
+	return nil
+}
+
+// set puts value at the leaf's path in a JSON object, creating what is
+// missing; list elements and map entries are created as the first one.
+func set(obj map[string]any, l leaf, value any) {
+	var cur any = obj
+	for i, step := range l.path {
+		last := i == len(l.path)-1
+		switch step {
+		case "[]":
+			continue // handled by the parent, which created a one-element list
+		case "{}":
+			continue
+		}
+		m := cur.(map[string]any)
+		nextStep := ""
+		if i+1 < len(l.path) {
+			nextStep = l.path[i+1]
+		}
+		switch {
+		case nextStep == "{}" && l.key && i+2 == len(l.path):
+			m[step] = map[string]any{fmt.Sprint(value): "1"}
+			return
+		case nextStep == "{}":
+			child, _ := m[step].(map[string]any)
+			if child == nil {
+				child = map[string]any{}
+				m[step] = child
+			}
+			if i+2 == len(l.path) {
+				child["k"] = value
+				return
+			}
+			inner, _ := child["k"].(map[string]any)
+			if inner == nil {
+				inner = map[string]any{}
+				child["k"] = inner
+			}
+			cur = inner
+		case nextStep == "[]":
+			list, _ := m[step].([]any)
+			if i+2 == len(l.path) {
+				m[step] = []any{value}
+				return
+			}
+			if len(list) == 0 {
+				elem, _ := fill(l.types[i+1], 0).(map[string]any)
+				if elem == nil {
+					elem = map[string]any{}
+				}
+				list = []any{elem}
+				m[step] = list
+			}
+			cur = list[0]
+		case last:
+			m[step] = value
+			return
+		default:
+			child, _ := m[step].(map[string]any)
+			if child == nil {
+				child, _ = fill(l.types[i], 0).(map[string]any)
+				if child == nil {
+					child = map[string]any{}
+				}
+				m[step] = child
+			}
+			cur = child
+		}
+	}
+}
+
+// base is a CR that renders; each case adds one leaf to it.
+func base() map[string]any {
+	return map[string]any{
+		"apiVersion": "llamastack.io/v1alpha1", "kind": "LlamaStackDistribution",
+		"metadata": map[string]any{"name": "target", "namespace": "tenant"},
+		"spec": map[string]any{"server": map[string]any{
+			"distribution": map[string]any{"name": "starter"},
+		}},
+	}
+}
+
+// benign are ordinary values to try at a leaf, so that the leaf's path
+// renders at all (a volume needs its name, a mount path must be absolute).
+func benign(l leaf) []any {
+	switch l.typ {
+	case intOrStringType:
+		return []any{"50%"}
+	case quantityType:
+		return []any{"1Gi"}
+	}
+	return []any{"x", "/x", "sqlite", "remote::x"}
+}
+
+// withSiblings fills the fields Kubernetes requires next to a leaf, so that
+// a benign value renders (names of list entries, volume sources).
+func withSiblings(obj map[string]any, l leaf) {
+	p := strings.Join(l.path, ".")
+	spec := obj["spec"].(map[string]any)
+	server := spec["server"].(map[string]any)
+	switch {
+	case strings.HasPrefix(p, "spec.server.config."):
+		server["config"] = map[string]any{"providers": map[string]any{"inference": []any{map[string]any{"providerId": "p", "providerType": "remote::vllm"}}}}
+	case strings.HasPrefix(p, "spec.server.distribution."):
+		server["distribution"] = map[string]any{}
+	case strings.HasPrefix(p, "spec.server.podOverrides.volumeMounts."):
+		server["podOverrides"] = map[string]any{"volumes": []any{map[string]any{"name": "x", "emptyDir": map[string]any{}}}}
+	}
+}
+
+// TestHostileStrings walks every leaf of the LlamaStackDistribution API and
+// puts each payload there (alone, and after an ordinary value): each case is
+// refused (by admission as on the API server, or by the translation), or it
+// renders exactly the objects the ordinary value renders, all in the CR's
+// namespace and of the chart's kinds.
+func TestHostileStrings(t *testing.T) {
+	// The guard is off: what is checked here is that the chart and the
+	// translation keep every string in its place on their own. (The guard,
+	// tested in pkg/guard and against the API server, is the second line.)
+	r, err := newRenderer(renderOptions{watchesFile: filepath.Join("..", "..", "watches.yaml"), namespace: "default", operatorNamespace: "ops", apiVersions: []string{"monitoring.coreos.com/v1"}, openshift: true, unguarded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.charts["llama-stack-distribution"]
+	policy := guard.Policy{Namespace: "tenant", Kinds: c.Kinds}
+
+	var all []leaf
+	leaves(reflect.TypeOf(llamav1alpha1.LlamaStackDistributionSpec{}), []string{"spec"}, nil, map[reflect.Type]bool{}, &all)
+	if len(all) < 100 {
+		t.Fatalf("only %d leaves found: the walk is broken", len(all))
+	}
+
+	renderWith := func(l leaf, value any) (string, []guard.Object, error) {
+		obj := base()
+		withSiblings(obj, l)
+		set(obj, l, value)
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
+		manifest, err := r.render(u)
+		if err != nil {
+			return "", nil, err
+		}
+		objs, err := guard.Check(manifest, policy)
+		if err != nil {
+			t.Errorf("%s = %.40q renders what the guard refuses: %v", l, value, err)
+		}
+		return manifest, objs, err
+	}
+	names := func(objs []guard.Object) string {
+		s := make([]string, 0, len(objs))
+		for _, o := range objs {
+			if o.Namespace != "" && o.Namespace != "tenant" {
+				t.Errorf("object %s outside the namespace", o)
+			}
+			s = append(s, o.Kind+"/"+o.Name)
+		}
+		sort.Strings(s)
+		return strings.Join(s, " ")
+	}
+
+	rendered, cases := 0, 0
+	renderedLeaves := map[string]bool{}
+	for _, l := range all {
+		var want string
+		var prefix string
+		var lastErr error
+		for _, b := range benign(l) {
+			_, objs, err := renderWith(l, b)
+			if err == nil {
+				want, prefix = names(objs), fmt.Sprint(b)
+				break
+			}
+			lastErr = err
+		}
+		if want == "" && os.Getenv("HOSTILE_VERBOSE") != "" {
+			t.Logf("%s does not render with an ordinary value: %v", l, lastErr)
+		}
+		if want != "" {
+			rendered++
+			renderedLeaves[l.String()] = true
+		}
+		for pname, p := range payloads {
+			for _, v := range []string{p, prefix + p} {
+				cases++
+				_, objs, err := renderWith(l, v)
+				if err != nil {
+					continue // refused: nothing is applied
+				}
+				if got := names(objs); want != "" && got != want {
+					t.Errorf("%s with %s renders %q; the ordinary value renders %q", l, pname, got, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d leaves (%d render with an ordinary value), %d hostile cases", len(all), rendered, cases)
+	for _, must := range []string{
+		"spec.server.containerSpec.name", "spec.server.podOverrides.serviceAccountName",
+		"spec.server.podDisruptionBudget.minAvailable", "spec.server.podDisruptionBudget.maxUnavailable",
+		"spec.server.userConfig.configMapName", "spec.server.distribution.image",
+		"spec.server.containerSpec.env.[].value", "spec.server.containerSpec.command.[]", "spec.server.containerSpec.args.[]",
+		"spec.server.storage.mountPath", "spec.network.allowedFrom.namespaces.[]", "spec.network.allowedFrom.labels.[]",
+		"spec.server.podOverrides.volumes.[].name", "spec.server.containerSpec.resources.limits.{}(key)",
+	} {
+		if !renderedLeaves[must] {
+			t.Errorf("%s never rendered with an ordinary value: the test does not reach it", must)
+		}
+	}
+	if rendered*2 < len(all) {
+		t.Errorf("only %d of %d leaves render with an ordinary value", rendered, len(all))
+	}
+}
