@@ -1,6 +1,8 @@
 package status
 
 import (
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -39,6 +41,7 @@ type Transition struct {
 // setCondition sets a condition, stamping observedGeneration, and keeps
 // lastTransitionTime when the status is unchanged.
 func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now metav1.Time) {
+	c.Message = capMessage(c.Message)
 	c.ObservedGeneration = generation
 	c.LastTransitionTime = now
 	meta.SetStatusCondition(conds, c)
@@ -57,4 +60,21 @@ func Transitions(before, after []metav1.Condition) []Transition {
 		}
 	}
 	return out
+}
+
+// MaxMessage bounds condition messages: they quote user input (a 10 KiB
+// string in a field) and API server errors, and a status is read by people.
+const MaxMessage = 1024
+
+// capMessage cuts a message to MaxMessage bytes on a rune boundary.
+func capMessage(m string) string {
+	if len(m) <= MaxMessage {
+		return m
+	}
+	const tail = " [cut]"
+	cut := MaxMessage - len(tail)
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + tail
 }

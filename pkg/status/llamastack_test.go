@@ -1,8 +1,10 @@
 package status
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -132,5 +134,15 @@ func TestStorageCondition(t *testing.T) {
 				assert.Contains(t, c.Message, "set 10Gi or more")
 			}
 		})
+	}
+}
+
+func TestConditionMessagesAreCapped(t *testing.T) {
+	long := strings.Repeat("é", 2000) // 4000 bytes, two per rune
+	st := LlamaStack(llamav1alpha1.LlamaStackDistributionStatus{}, LlamaStackObserved{Generation: 1, Failure: &Failure{Reason: "InvalidSpec", Message: long}})
+	for _, c := range st.Conditions {
+		if len(c.Message) > MaxMessage || !utf8.ValidString(c.Message) {
+			t.Fatalf("condition %s: %d bytes, valid UTF-8 %v", c.Type, len(c.Message), utf8.ValidString(c.Message))
+		}
 	}
 }
