@@ -82,6 +82,11 @@ func TestRenderErrors(t *testing.T) {
 		{"unknown field", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, nope: 1}}\n", "unknown field"},
 		{"no name", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nspec: {server: {distribution: {name: starter}}}\n", "metadata.name is required"},
 		{"empty", "", "the input holds no CR"},
+		{"CEL rule", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter, image: quay.io/x:1}}}\n", "the API server would refuse it: spec.server.distribution: Invalid value: set exactly one of spec.server.distribution.name"},
+		{"CEL rule across fields", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, autoscaling: {minReplicas: 5, maxReplicas: 2}}}\n", "spec.server.autoscaling: Invalid value: spec.server.autoscaling.minReplicas must not exceed maxReplicas"},
+		{"schema pattern", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, containerSpec: {name: \"x\\n---\\nkind: Secret\"}}}\n", "the API server would refuse it: spec.server.containerSpec.name: Invalid value:"},
+		{"schema minimum", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {replicas: -1, server: {distribution: {name: starter}}}\n", "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"},
+		{"invalid CR name", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: Not_Valid}\nspec: {server: {distribution: {name: starter}}}\n", "metadata.name: Invalid value: \"Not_Valid\""},
 		{"run config error", "apiVersion: llamastack.io/v1alpha1\nkind: LlamaStackDistribution\nmetadata: {name: x}\nspec: {server: {distribution: {name: starter}, config: {providers: {inference: [{providerId: a, providerType: remote::vllm}]}, models: [{modelId: m, providerId: nope}]}}}\n", "spec.server.config.models[0].providerId"},
 	}
 	for _, tt := range tests {

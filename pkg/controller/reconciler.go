@@ -297,12 +297,7 @@ func AddFinalizer(ctx context.Context, c client.Client, obj client.Object) error
 	if controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return nil
 	}
-	orig := obj.DeepCopyObject().(client.Object)
-	controllerutil.AddFinalizer(obj, Finalizer)
-	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("add finalizer: %w", err)
-	}
-	return nil
+	return patchFinalizers(ctx, c, obj, "add", controllerutil.AddFinalizer)
 }
 
 // RemoveFinalizer removes the operator's finalizer from obj, with the same
@@ -311,10 +306,14 @@ func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object) er
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return nil
 	}
+	return patchFinalizers(ctx, c, obj, "remove", controllerutil.RemoveFinalizer)
+}
+
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, verb string, change func(client.Object, string) bool) error {
 	orig := obj.DeepCopyObject().(client.Object)
-	controllerutil.RemoveFinalizer(obj, Finalizer)
+	change(obj, Finalizer)
 	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("remove finalizer: %w", err)
+		return fmt.Errorf("%s finalizer: %w", verb, err)
 	}
 	return nil
 }
@@ -506,6 +505,7 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 	if len(history) > 0 {
 		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Uninstalled", "uninstalled release %s (%d objects deleted)", relName, deleted)
 	}
+	r.refusals.Delete(obj.GetUID())
 	if p, ok := r.kind.(Preparer); ok {
 		if err := p.Cleanup(ctx, r.client, obj); err != nil {
 			return fmt.Errorf("clean up: %w", err)
