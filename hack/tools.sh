@@ -44,5 +44,9 @@ k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/
 build etcd "$assets/etcd" go.etcd.io/etcd/server/v3
 build kube-apiserver "$assets/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
 build kube-apiserver "$assets/kubectl" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
+# The local cluster of hack/localcluster: controllers, scheduler and simulated nodes.
+build kube-apiserver "$assets/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
+build kube-apiserver "$assets/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
+build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
 build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen

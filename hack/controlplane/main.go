@@ -1,42 +1,43 @@
-// Command controlplane starts a local control plane (kube-apiserver and etcd
-// from KUBEBUILDER_ASSETS, through controller-runtime's envtest), installs the
-// CRDs of config/crd/bases, writes a kubeconfig and runs until interrupted.
-// `make demo` uses it; it is not part of the operator.
+// Command controlplane starts the local cluster of test/localcluster (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler and kwok's simulated
+// nodes, from KUBEBUILDER_ASSETS), installs the CRDs of config/crd/bases,
+// writes a kubeconfig and runs until interrupted; then it stops every process
+// it started. `make demo` and `make test-e2e` use it; it is not part of the
+// operator.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 )
 
 func main() {
-	kubeconfig := flag.String("out", ".demo/kubeconfig", "where to write the kubeconfig")
+	dir := flag.String("dir", ".demo/cluster", "folder for the kubeconfig and the logs of each process")
 	crds := flag.String("crds", "config/crd/bases", "folder of CRDs to install")
+	nodes := flag.Int("nodes", 3, "simulated nodes")
+	bare := flag.Bool("bare", false, "etcd and kube-apiserver only: no controllers, scheduler or nodes")
 	flag.Parse()
 
-	env := &envtest.Environment{CRDDirectoryPaths: []string{*crds}, ErrorIfCRDPathMissing: true}
-	if _, err := env.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "start control plane: %v\n", err)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := localcluster.Start(ctx, localcluster.Options{Dir: *dir, CRDDirs: []string{*crds}, Nodes: *nodes, WithoutWorkloads: *bare})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start local cluster: %v\n", err)
 		os.Exit(1)
 	}
-	code := 0
-	if err := os.WriteFile(*kubeconfig, env.KubeConfig, 0o600); err != nil {
-		fmt.Fprintf(os.Stderr, "write kubeconfig: %v\n", err)
-		code = 1
-	} else {
-		fmt.Printf("control plane ready; kubeconfig: %s\n", *kubeconfig)
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		<-sig
+	abs, _ := filepath.Abs(c.Kubeconfig)
+	fmt.Printf("local cluster ready; kubeconfig: %s\n", abs)
+	<-ctx.Done()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop local cluster: %v\n", err)
+		os.Exit(1)
 	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
-		code = 1
-	}
-	os.Exit(code)
+	fmt.Println("local cluster stopped")
 }

@@ -113,8 +113,9 @@ func (k *LlamaStack) Gather(ctx context.Context, reader client.Reader, obj clien
 	in.values = values.LlamaStackInputs{
 		Distributions:         s.Distributions,
 		CommonLabels:          map[string]string{LabelManaged: "true"},
-		NetworkPolicyDisabled: !s.NetworkPolicy,
-		OperatorNamespace:     k.OperatorNamespace,
+		NetworkPolicyDisabled:   !s.NetworkPolicy,
+		OperatorNamespace:       k.OperatorNamespace,
+		ProgressDeadlineSeconds: s.ProgressDeadlineSeconds,
 	}
 	if k.Capabilities != nil {
 		in.values.Capabilities = k.Capabilities()

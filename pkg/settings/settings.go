@@ -7,6 +7,7 @@ package settings
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -23,6 +24,10 @@ const (
 	// KeyCrossNamespaceCABundles is "disabled" (default) or "enabled": whether
 	// spec.server.tlsConfig.caBundle may name a ConfigMap of another namespace.
 	KeyCrossNamespaceCABundles = "cross-namespace-ca-bundles"
+	// KeyProgressDeadlineSeconds is the server Deployments' progressDeadlineSeconds:
+	// how long a rollout may make no progress before it is reported stuck
+	// (Kubernetes' default, 600, when unset).
+	KeyProgressDeadlineSeconds = "progress-deadline-seconds"
 	// RelatedImagePrefix starts the environment variables that override
 	// distribution images: RELATED_IMAGE_REMOTE_VLLM for remote-vllm.
 	RelatedImagePrefix = "RELATED_IMAGE_"
@@ -36,6 +41,8 @@ type Settings struct {
 	NetworkPolicy bool
 	// CrossNamespaceCABundles is true when CRs may read CA ConfigMaps of other namespaces.
 	CrossNamespaceCABundles bool
+	// ProgressDeadlineSeconds of the server Deployments; 0 leaves Kubernetes' default (600).
+	ProgressDeadlineSeconds int32
 }
 
 // Error is a settings problem the administrator fixes in the ConfigMap.
@@ -99,6 +106,13 @@ func Parse(base distributions.Table, environ []string, data map[string]string) (
 	}
 	if s.CrossNamespaceCABundles, err = switchValue(data, KeyCrossNamespaceCABundles, false); err != nil {
 		return s, err
+	}
+	if v := strings.TrimSpace(data[KeyProgressDeadlineSeconds]); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			return s, &Error{Key: KeyProgressDeadlineSeconds, Message: fmt.Sprintf("must be a whole number of seconds, 1 or more, got %q", v)}
+		}
+		s.ProgressDeadlineSeconds = int32(n)
 	}
 	return s, nil
 }

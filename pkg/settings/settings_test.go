@@ -61,3 +61,18 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestProgressDeadline(t *testing.T) {
+	s, err := Parse(base, nil, nil)
+	require.NoError(t, err)
+	assert.Zero(t, s.ProgressDeadlineSeconds, "unset leaves Kubernetes' default")
+	s, err = Parse(base, nil, map[string]string{KeyProgressDeadlineSeconds: " 20 "})
+	require.NoError(t, err)
+	assert.Equal(t, int32(20), s.ProgressDeadlineSeconds)
+	for _, bad := range []string{"0", "-5", "ten", "1.5", "99999999999"} {
+		_, err := Parse(base, nil, map[string]string{KeyProgressDeadlineSeconds: bad})
+		var se *Error
+		require.True(t, errors.As(err, &se), bad)
+		assert.Equal(t, KeyProgressDeadlineSeconds, se.Key)
+	}
+}

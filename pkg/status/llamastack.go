@@ -184,6 +184,13 @@ func deploymentCondition(d *appsv1.Deployment, desired int32) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "RolloutInProgress", "the Deployment controller has not yet observed the latest spec"
 	case desired == 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "ScaledToZero", "0 replicas requested"
+	case progressDeadlineExceeded(d) && (d.Status.UpdatedReplicas < desired || d.Status.AvailableReplicas < desired || d.Status.Replicas > d.Status.UpdatedReplicas):
+		c.Status, c.Reason = metav1.ConditionFalse, "RolloutStuck"
+		c.Message = fmt.Sprintf("the rollout made no progress within the Deployment's progress deadline (%d of %d replicas updated and available); check the pods' events and the image", min(d.Status.UpdatedReplicas, d.Status.AvailableReplicas), desired)
+	case d.Status.Replicas > d.Status.UpdatedReplicas:
+		// Pods of an older ReplicaSet still run: the current spec is not yet what serves.
+		c.Status, c.Reason = metav1.ConditionFalse, "RolloutInProgress"
+		c.Message = fmt.Sprintf("%d of %d replicas updated; %d old replicas still run", d.Status.UpdatedReplicas, desired, max(d.Status.Replicas-d.Status.UpdatedReplicas, 0))
 	case d.Status.UpdatedReplicas < desired || d.Status.AvailableReplicas < desired:
 		c.Status, c.Reason = metav1.ConditionFalse, "ReplicasUnavailable"
 		c.Message = fmt.Sprintf("%d of %d replicas updated and available", min(d.Status.UpdatedReplicas, d.Status.AvailableReplicas), desired)
@@ -192,4 +199,15 @@ func deploymentCondition(d *appsv1.Deployment, desired int32) metav1.Condition {
 		c.Message = fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, desired)
 	}
 	return c
+}
+
+// progressDeadlineExceeded is true when the Deployment controller reports the
+// rollout stuck (Progressing=False, ProgressDeadlineExceeded).
+func progressDeadlineExceeded(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return true
+		}
+	}
+	return false
 }

@@ -31,6 +31,16 @@ func dep(gen, observed int64, updated, available int32) *appsv1.Deployment {
 	return d
 }
 
+func withReplicas(d *appsv1.Deployment, n int32) *appsv1.Deployment {
+	d.Status.Replicas = n
+	return d
+}
+
+func stuck(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
+	return d
+}
+
 func TestLlamaStackPhases(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -43,6 +53,9 @@ func TestLlamaStackPhases(t *testing.T) {
 		{"applied, no pods", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "ReplicasUnavailable"},
 		{"rollout not observed", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(2, 1, 1, 1)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
 		{"ready", LlamaStackObserved{Replicas: 2, Applied: true, Deployment: dep(1, 1, 2, 2)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "MinimumReplicasAvailable"},
+		{"old pods still serve", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: withReplicas(dep(2, 2, 1, 1), 2)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
+		{"rollout stuck", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(2, 2, 1, 1), 2))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
+		{"new CR stuck", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(1, 1, 1, 0), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
 		{"scaled to zero", LlamaStackObserved{Replicas: 0, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "ScaledToZero"},
 		{"invalid spec keeps the old pods", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Failure: &Failure{Reason: "InvalidSpec", Message: "bad"}}, llamav1alpha1.PhaseFailed, metav1.ConditionFalse, "MinimumReplicasAvailable"},
 		{"deleting", LlamaStackObserved{Replicas: 1, Applied: true, Deleting: true}, llamav1alpha1.PhaseTerminating, metav1.ConditionFalse, "DeploymentNotFound"},

@@ -86,6 +86,8 @@ type LlamaStackInputs struct {
 	UserConfigHash string
 	// Trust is the CA bundle to mount.
 	Trust Trust
+	// ProgressDeadlineSeconds of the Deployment (an operator setting); 0 leaves the default.
+	ProgressDeadlineSeconds int32
 }
 
 // LlamaStackValues are the values of the llama-stack-distribution chart
@@ -94,6 +96,7 @@ type LlamaStackValues struct {
 	Name                          string                            `json:"name"`
 	CommonLabels                  map[string]string                 `json:"commonLabels,omitempty"`
 	Replicas                      int32                             `json:"replicas"`
+	ProgressDeadlineSeconds       int32                             `json:"progressDeadlineSeconds,omitempty"`
 	Image                         string                            `json:"image"`
 	Container                     Container                         `json:"container"`
 	Workers                       int32                             `json:"workers,omitempty"`
@@ -199,9 +202,10 @@ func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (
 	server := spec.Server
 	cs := server.ContainerSpec
 	v := &LlamaStackValues{
-		Name:         cr.Name,
-		CommonLabels: in.CommonLabels,
-		Replicas:     spec.Replicas,
+		Name:                    cr.Name,
+		CommonLabels:            in.CommonLabels,
+		Replicas:                spec.Replicas,
+		ProgressDeadlineSeconds: in.ProgressDeadlineSeconds,
 		Container: Container{
 			Name: cs.Name, Port: cs.Port, Env: cs.Env, EnvFrom: cs.EnvFrom, Command: cs.Command, Args: cs.Args,
 		},
