@@ -111,8 +111,8 @@ func (k *LlamaStack) Gather(ctx context.Context, reader client.Reader, obj clien
 	}
 	in := &llamaStackInputs{settings: s}
 	in.values = values.LlamaStackInputs{
-		Distributions:         s.Distributions,
-		CommonLabels:          map[string]string{LabelManaged: "true"},
+		Distributions:           s.Distributions,
+		CommonLabels:            map[string]string{LabelManaged: "true"},
 		NetworkPolicyDisabled:   !s.NetworkPolicy,
 		OperatorNamespace:       k.OperatorNamespace,
 		ProgressDeadlineSeconds: s.ProgressDeadlineSeconds,
