@@ -12,6 +12,8 @@ KUTTL := $(BIN)/kubectl-kuttl
 ASSETS = $(shell hack/tools.sh assets)
 # Go test flags, e.g. make test GOTESTFLAGS=-v
 GOTESTFLAGS ?=
+# kuttl flags for test-e2e, e.g. make test-e2e E2EFLAGS="--test storage"
+E2EFLAGS ?=
 
 ##@ General
 
@@ -74,8 +76,8 @@ test-integration: tools ## Envtest integration: the real manager against a real 
 	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: tools build ## kuttl suites under test/e2e (local control plane, manager in the background).
-	PATH=$(ASSETS):$$PATH KUBEBUILDER_ASSETS=$(ASSETS) $(KUTTL) test --config test/e2e/kuttl-test.yaml
+test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (controllers, scheduler, simulated nodes; manager in the background). E2EFLAGS="--test storage" runs one.
+	hack/e2e.sh $(E2EFLAGS)
 
 .PHONY: bench
 bench: tools build ## Benchmarks on a local control plane: memory, ConfigMap->rollout latency, idle writes, reconcile time (about 5 minutes; BENCHFLAGS=-idle=30s for a quick run).
