@@ -153,6 +153,10 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err := c.spawn(o, "kube-controller-manager", append(auth,
 		// The token controllers need the CA's key; pods get projected tokens anyway.
 		"--controllers=*,-serviceaccount-token,-bootstrapsigner,-tokencleaner",
+		// Simulated nodes never fail; the node lifecycle controller (which lifts
+		// the not-ready taint from new nodes) must not mark them NotReady when
+		// kwok's lease renewals lag on a loaded machine.
+		"--node-monitor-grace-period=1h",
 		"--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
 		// Quick reactions: this is a test cluster.
 		"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
