@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make demo: a local control plane (built on first use), the CRDs, the operator
-# and the samples. Prints what was created and each CR's status, then waits for
-# Ctrl-C. DEMO_EXIT=1 exits after printing (for scripts).
+# make demo: the local cluster (built on first use: API server, controllers,
+# scheduler, simulated nodes), the CRDs, the operator and the samples. Shows
+# every sample reaching phase Ready with its pods, then edits a ConfigMap a
+# sample reads and shows the new ReplicaSet replacing the pods. Waits for
+# Ctrl-C; DEMO_EXIT=1 exits after the rollout (for scripts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -9,7 +11,7 @@ assets=$(hack/tools.sh assets)
 export KUBEBUILDER_ASSETS=$assets PATH="$assets:$PATH"
 demo=.demo
 rm -rf "$demo" && mkdir -p "$demo"
-export KUBECONFIG=$root/$demo/kubeconfig
+export KUBECONFIG=$root/$demo/cluster/kubeconfig
 
 pids=()
 cleanup() {
@@ -22,15 +24,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== starting a local control plane (kube-apiserver $("$assets/kube-apiserver" --version | cut -d' ' -f2), etcd)"
+echo "== starting a local cluster: kube-apiserver $("$assets/kube-apiserver" --version | cut -d' ' -f2), etcd, controller-manager, scheduler, 3 simulated nodes (kwok)"
 go build -o bin/controlplane ./hack/controlplane
-bin/controlplane -out "$KUBECONFIG" >"$demo/controlplane.log" 2>&1 &
+bin/controlplane -dir "$demo/cluster" >"$demo/controlplane.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 1 120); do
-  [[ -s "$KUBECONFIG" ]] && kubectl get --raw /readyz >/dev/null 2>&1 && break
+for _ in $(seq 1 240); do
+  grep -q "local cluster ready" "$demo/controlplane.log" 2>/dev/null && break
   kill -0 "${pids[0]}" 2>/dev/null || { cat "$demo/controlplane.log"; exit 1; }
-  sleep 1
+  sleep 0.5
 done
+grep -q "local cluster ready" "$demo/controlplane.log" || { echo "the local cluster did not start:"; cat "$demo/controlplane.log"; exit 1; }
+kubectl get nodes -L topology.kubernetes.io/zone
 kubectl get crd -o custom-columns=CRD:.metadata.name --no-headers | sed 's/^/installed CRD /'
 
 echo "== starting the operator (logs: $demo/manager.log)"
@@ -41,26 +45,73 @@ echo "== applying config/samples"
 kubectl create namespace demo >/dev/null
 kubectl apply -n demo -k config/samples
 for cr in $(kubectl get llsd -n demo -o name); do
-  kubectl wait -n demo "$cr" --for=jsonpath='{.status.phase}'=Initializing --timeout=60s >/dev/null \
+  kubectl wait -n demo "$cr" --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s >/dev/null \
     || { echo "the operator did not reconcile $cr; its log:"; tail -50 "$demo/manager.log"; exit 1; }
+done
+
+echo
+echo "== the samples that ask for storage wait for a volume (no provisioner here):"
+kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,PHASE:.status.phase,STORAGE:.status.conditions[?(@.type=="StorageReady")].message'
+echo "== creating a static PersistentVolume for each claim; the PV controller binds them"
+for pvc in $(kubectl get pvc -n demo -o jsonpath='{.items[*].metadata.name}'); do
+  size=$(kubectl get pvc "$pvc" -n demo -o jsonpath='{.spec.resources.requests.storage}')
+  class=$(kubectl get pvc "$pvc" -n demo -o jsonpath='{.spec.storageClassName}')
+  kubectl apply -f - >/dev/null <<PV
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: demo-$pvc
+spec:
+  capacity:
+    storage: $size
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: "$class"
+  hostPath:
+    path: /tmp/demo-$pvc
+  claimRef:
+    namespace: demo
+    name: $pvc
+PV
+  echo "PersistentVolume demo-$pvc ($size) for claim $pvc"
+done
+
+for cr in $(kubectl get llsd -n demo -o name); do
+  kubectl wait -n demo "$cr" --for=jsonpath='{.status.phase}'=Ready --timeout=90s >/dev/null \
+    || { echo "$cr is not Ready:"; kubectl get -n demo "$cr" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'; exit 1; }
 done
 
 echo
 echo "== what the operator created (namespace demo)"
 kubectl get deployments,services,serviceaccounts,persistentvolumeclaims,configmaps,networkpolicies,poddisruptionbudgets,horizontalpodautoscalers,ingresses -n demo -l ai-stack-operator.io/managed=true
 echo
-echo "== the Helm releases (Secrets, label owner=helm)"
-kubectl get secrets -n demo -l owner=helm -L name,status,version
+echo "== pods (simulated: scheduled on kwok nodes, Running and Ready; no container runs)"
+kubectl get pods -n demo -o wide
 echo
 echo "== status"
 kubectl get llsd -n demo
 echo
-kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,RECONCILED:.status.conditions[?(@.type=="Reconciled")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].reason,STORAGE:.status.conditions[?(@.type=="StorageReady")].reason,TRUST:.status.conditions[?(@.type=="TrustReady")].reason,SERVICE URL:.status.serviceURL'
+kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].message,STORAGE:.status.conditions[?(@.type=="StorageReady")].reason,TRUST:.status.conditions[?(@.type=="TrustReady")].reason,SERVICE URL:.status.serviceURL'
+
 echo
-echo "--- llamastackdistribution/llama-starter, in full"
-kubectl get -n demo llsd llama-starter -o yaml | sed -n '/^status:/,$p'
+echo "== a content change of ConfigMap llama-run-config (read by llama-user-config) rolls its pods"
+rs_names() { kubectl get rs -n demo -l app.kubernetes.io/instance=llama-user-config -o custom-columns='REPLICASET:.metadata.name,DESIRED:.spec.replicas,READY:.status.readyReplicas,HASH:.spec.template.metadata.annotations.configmap\.hash/user-config' ; }
+rs_names
+kubectl patch configmap llama-run-config -n demo --type=merge -p '{"data":{"config.yaml":"version: 2\nimage_name: starter\napis: [inference, safety]\n"}}' >/dev/null
+echo "-- patched config.yaml; waiting for the rollout"
+for _ in $(seq 1 60); do
+  n=$(kubectl get rs -n demo -l app.kubernetes.io/instance=llama-user-config -o name | wc -l)
+  [[ "$n" -ge 2 ]] && break
+  sleep 0.5
+done
+kubectl rollout status deployment/llama-user-config -n demo --timeout=60s
+rs_names
+kubectl wait -n demo llsd/llama-user-config --for=jsonpath='{.status.phase}'=Ready --timeout=60s >/dev/null
+echo "-- a label-only edit rolls nothing:"
+kubectl label configmap llama-run-config -n demo demo=labelled >/dev/null
+sleep 2
+rs_names
 echo
-echo "Note: a local control plane has no kubelet, so the Deployment gets no pods and the phase stays Initializing."
 echo "Try: KUBECONFIG=$KUBECONFIG kubectl -n demo edit llsd llama-starter"
 
 if [[ "${DEMO_EXIT:-0}" == "1" ]]; then
