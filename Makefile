@@ -72,8 +72,8 @@ test-unit: ## Unit and golden render tests (no control plane).
 	go test $(GOTESTFLAGS) $$(go list ./... | grep -v /test/)
 
 .PHONY: test-integration
-test-integration: tools ## Envtest integration: the real manager against a real kube-apiserver and etcd; the local cluster's own test.
-	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 ./test/integration/... ./test/localcluster/...
+test-integration: tools ## Envtest integration: the real manager against a real kube-apiserver and etcd; the local cluster's own test; the operator on the local cluster (garbage collection).
+	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 ./test/integration/... ./test/localcluster/... ./test/cluster/...
 
 .PHONY: test-e2e
 test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (controllers, scheduler, simulated nodes; manager in the background). E2EFLAGS="--test storage" runs one.

@@ -1,0 +1,157 @@
+// Package cluster runs the operator's manager against the local cluster of
+// test/localcluster (controllers, scheduler, simulated nodes), for what
+// needs real pods, rollouts and garbage collection.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
+)
+
+var (
+	cluster *localcluster.Cluster
+	k8s     client.Client
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "cluster-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cluster, err = localcluster.Start(context.Background(), localcluster.Options{Dir: dir, CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cluster.Stop()
+	k8s, err = client.New(cluster.Config, client.Options{Scheme: controller.Scheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ai-stack-operator-system"}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startOperator runs the operator's manager until the returned function is called.
+func startOperator(t *testing.T) (stop func()) {
+	t.Helper()
+	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := controller.NewManager(cluster.Config, controller.ManagerOptions{
+		Watches: ws, MetricsAddr: "0", ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
+		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = cond(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s: %v", what, err)
+}
+
+// With the operator gone (say, uninstalled while CRs lived) and the CR's
+// finalizer removed by hand, the garbage collector still removes what the CR
+// owned, through the owner references the operator set on every object.
+func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gc-test"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	stop := startOperator(t)
+	cr := &llamav1alpha1.LlamaStackDistribution{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "orphan"},
+		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 2, Server: llamav1alpha1.ServerSpec{
+			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+		}},
+	}
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "phase Ready with 2 pods", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		if cr.Status.Phase != llamav1alpha1.PhaseReady || cr.Status.AvailableReplicas != 2 {
+			return fmt.Errorf("phase %s, %d available", cr.Status.Phase, cr.Status.AvailableReplicas)
+		}
+		return nil
+	})
+	stop()
+
+	// The operator is down: remove its finalizer by hand and delete the CR.
+	cr.Finalizers = nil
+	if err := k8s.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, cr, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	eventually(t, "the Deployment, Service, ServiceAccount, NetworkPolicy and pods collected", func() error {
+		for name, get := range map[string]func() error{
+			"Deployment":     func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan"}, &appsv1.Deployment{}) },
+			"Service":        func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan-service"}, &corev1.Service{}) },
+			"ServiceAccount": func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan-sa"}, &corev1.ServiceAccount{}) },
+		} {
+			if err := get(); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s still there (%v)", name, err)
+			}
+		}
+		pods, err := cs.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=orphan"})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left", len(pods.Items))
+		}
+		return nil
+	})
+}
