@@ -29,18 +29,19 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
+	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 )
 
 type options struct {
 	crs, configMaps, secrets, updates int
 	idle                              time.Duration
 	manager, root                     string
+	workloads                         bool
 }
 
 func main() {
@@ -52,6 +53,7 @@ func main() {
 	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
 	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
+	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -63,21 +65,19 @@ type row struct{ metric, value, target, verdict string }
 
 func run(o options) error {
 	ctx := context.Background()
-	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(o.root, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		return fmt.Errorf("start control plane: %w", err)
-	}
-	defer env.Stop() //nolint:errcheck
 	dir, err := os.MkdirTemp("", "bench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+	lc, err := localcluster.Start(ctx, localcluster.Options{
+		Dir: filepath.Join(dir, "cluster"), CRDDirs: []string{filepath.Join(o.root, "config", "crd", "bases")}, WithoutWorkloads: !o.workloads,
+	})
+	if err != nil {
 		return err
 	}
+	defer lc.Stop() //nolint:errcheck
+	cfg, kubeconfig := lc.Config, lc.Kubeconfig
 	c, err := client.New(cfg, client.Options{Scheme: controller.Scheme()})
 	if err != nil {
 		return err
@@ -219,7 +219,7 @@ func run(o options) error {
 
 	ratio := float64(rssNoise) / float64(rssIdle)
 	rows := []row{
-		{"(i) RSS, 100 CRs idle", mib(rssIdle), "", ""},
+		{fmt.Sprintf("(i) RSS, %d CRs idle", o.crs), mib(rssIdle), "", ""},
 		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
