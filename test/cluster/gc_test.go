@@ -155,3 +155,62 @@ func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
 		return nil
 	})
 }
+
+// An update rolls out through the real Deployment controller, and Ready
+// follows the pods: not Ready while old pods serve, Ready once the new ones do.
+func TestUpdateRollsOutAndReadyFollowsThePods(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rollout-test"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	stop := startOperator(t)
+	defer stop()
+	cr := &llamav1alpha1.LlamaStackDistribution{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "upd"},
+		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
+			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+		}},
+	}
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	waitReady := func(gen int64, available int32) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("phase Ready at generation %d with %d available", gen, available), func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+				return err
+			}
+			if cr.Status.ObservedGeneration != gen || cr.Status.Phase != llamav1alpha1.PhaseReady || cr.Status.AvailableReplicas != available {
+				return fmt.Errorf("generation %d, phase %s, %d available", cr.Status.ObservedGeneration, cr.Status.Phase, cr.Status.AvailableReplicas)
+			}
+			return nil
+		})
+	}
+	waitReady(1, 1)
+
+	cr.Spec.Replicas = 2
+	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/example/llama:v2"}
+	if err := k8s.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(2, 2)
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	pods, err := cs.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=upd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Spec.Containers[0].Image == "quay.io/example/llama:v2" && p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+	}
+	if running != 2 {
+		t.Fatalf("want 2 running pods of the new image, got %d of %d", running, len(pods.Items))
+	}
+	events, err := cs.CoreV1().Events(ns.Name).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=upd,reason=Ready"})
+	if err != nil || len(events.Items) == 0 {
+		t.Fatalf("no Ready event: %v", err)
+	}
+}
