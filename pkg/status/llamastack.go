@@ -184,6 +184,11 @@ func deploymentCondition(d *appsv1.Deployment, desired int32) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "RolloutInProgress", "the Deployment controller has not yet observed the latest spec"
 	case desired == 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, "ScaledToZero", "0 replicas requested"
+	case replicaFailure(d) != nil && (d.Status.UpdatedReplicas < desired || d.Status.AvailableReplicas < desired || d.Status.Replicas > d.Status.UpdatedReplicas):
+		// The ReplicaSet cannot create pods: admission refused them (a missing
+		// ServiceAccount, Pod Security, a quota). The message says which.
+		c.Status, c.Reason = metav1.ConditionFalse, "PodCreationFailed"
+		c.Message = "the Deployment's pods cannot be created: " + replicaFailure(d).Message
 	case progressDeadlineExceeded(d) && (d.Status.UpdatedReplicas < desired || d.Status.AvailableReplicas < desired || d.Status.Replicas > d.Status.UpdatedReplicas):
 		c.Status, c.Reason = metav1.ConditionFalse, "RolloutStuck"
 		c.Message = fmt.Sprintf("the rollout made no progress within the Deployment's progress deadline (%d of %d replicas updated and available); check the pods' events and the image", min(d.Status.UpdatedReplicas, d.Status.AvailableReplicas), desired)
@@ -210,4 +215,14 @@ func progressDeadlineExceeded(d *appsv1.Deployment) bool {
 		}
 	}
 	return false
+}
+
+// replicaFailure is the Deployment's ReplicaFailure condition when it is True.
+func replicaFailure(d *appsv1.Deployment) *appsv1.DeploymentCondition {
+	for i, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
 }

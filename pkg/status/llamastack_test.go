@@ -41,6 +41,11 @@ func stuck(d *appsv1.Deployment) *appsv1.Deployment {
 	return d
 }
 
+func refused(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: `pods "x" is forbidden: error looking up service account ns/sa: serviceaccount "sa" not found`})
+	return d
+}
+
 func TestLlamaStackPhases(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -55,6 +60,8 @@ func TestLlamaStackPhases(t *testing.T) {
 		{"ready", LlamaStackObserved{Replicas: 2, Applied: true, Deployment: dep(1, 1, 2, 2)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "MinimumReplicasAvailable"},
 		{"old pods still serve", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: withReplicas(dep(2, 2, 1, 1), 2)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
 		{"rollout stuck", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(2, 2, 1, 1), 2))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
+		{"pods refused", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: refused(dep(1, 1, 0, 0))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
+		{"new pods refused, old pods serve", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: refused(withReplicas(dep(2, 2, 0, 1), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
 		{"new CR stuck", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(1, 1, 1, 0), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
 		{"scaled to zero", LlamaStackObserved{Replicas: 0, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "ScaledToZero"},
 		{"invalid spec keeps the old pods", LlamaStackObserved{Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Failure: &Failure{Reason: "InvalidSpec", Message: "bad"}}, llamav1alpha1.PhaseFailed, metav1.ConditionFalse, "MinimumReplicasAvailable"},
