@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -28,6 +29,8 @@ type capabilityDetector struct {
 	mu      sync.Mutex
 	checked time.Time
 	last    values.Capabilities
+	// known is true once every capability has been answered at least once.
+	known   bool
 	version *chartutil.KubeVersion
 }
 
@@ -42,7 +45,10 @@ func newCapabilityDetector(mapper meta.RESTMapper, dc discovery.ServerVersionInt
 // version and the API versions the charts look for. Handing them to Helm
 // saves its full discovery of every API group on each install and upgrade.
 func (d *capabilityDetector) HelmCapabilities() (*chartutil.Capabilities, error) {
-	caps := d.Capabilities()
+	caps, err := d.Capabilities()
+	if err != nil {
+		return nil, err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.version == nil {
@@ -56,7 +62,7 @@ func (d *capabilityDetector) HelmCapabilities() (*chartutil.Capabilities, error)
 	for _, opt := range []struct {
 		on  bool
 		gvk schema.GroupVersionKind
-	}{{caps.Route, routeGVK}, {caps.ServiceMonitor, serviceMonitorGVK}} {
+	}{{caps.Route, routeGVK}, {caps.ServiceMonitor, serviceMonitorGVK}, {caps.OpenShift, sccGVK}} {
 		if opt.on {
 			apis = append(apis, opt.gvk.GroupVersion().String(), opt.gvk.GroupVersion().String()+"/"+opt.gvk.Kind)
 		}
@@ -64,19 +70,52 @@ func (d *capabilityDetector) HelmCapabilities() (*chartutil.Capabilities, error)
 	return &chartutil.Capabilities{KubeVersion: *d.version, APIVersions: apis, HelmVersion: chartutil.DefaultCapabilities.HelmVersion}, nil
 }
 
-// Capabilities returns the detected capabilities.
-func (d *capabilityDetector) Capabilities() values.Capabilities {
+// Capabilities returns the detected capabilities. Only a NoMatch answer
+// means "absent": any other discovery error keeps the last known answer (so
+// a flaky API server does not switch a Route to an Ingress, or restart pods
+// with other trust sources), and with no answer yet it is returned, so that
+// the reconcile fails without an upgrade.
+func (d *capabilityDetector) Capabilities() (values.Capabilities, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.checked.IsZero() && d.now().Sub(d.checked) < d.ttl {
-		return d.last
+	if d.known && d.now().Sub(d.checked) < d.ttl {
+		return d.last, nil
 	}
-	d.last = values.Capabilities{Route: d.serves(routeGVK), ServiceMonitor: d.serves(serviceMonitorGVK)}
-	d.checked = d.now()
-	return d.last
+	next := d.last
+	var errs []error
+	for _, c := range []struct {
+		gvk schema.GroupVersionKind
+		set *bool
+	}{{routeGVK, &next.Route}, {serviceMonitorGVK, &next.ServiceMonitor}, {sccGVK, &next.OpenShift}} {
+		on, err := d.serves(c.gvk)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		*c.set = on
+	}
+	if len(errs) > 0 {
+		if !d.known {
+			return values.Capabilities{}, fmt.Errorf("detect optional APIs: %w", errors.Join(errs...))
+		}
+		// Keep the last known answers for the APIs that could not be checked;
+		// try again on the next call.
+		d.last = next
+		return d.last, nil
+	}
+	d.last, d.known, d.checked = next, true, d.now()
+	return d.last, nil
 }
 
-func (d *capabilityDetector) serves(gvk schema.GroupVersionKind) bool {
+// serves says whether the API exists; an error is neither yes nor no.
+func (d *capabilityDetector) serves(gvk schema.GroupVersionKind) (bool, error) {
 	_, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	return err == nil
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("discover %s: %w", gvk.GroupKind(), err)
+	}
 }

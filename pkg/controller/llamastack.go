@@ -31,6 +31,9 @@ import (
 var (
 	routeGVK          = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
 	serviceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+	// sccGVK marks OpenShift: SecurityContextConstraints exist on every
+	// OpenShift cluster, while a Route API can be installed anywhere.
+	sccGVK = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
 )
 
 // LlamaStack adapts LlamaStackDistribution to the release reconciler.
@@ -44,7 +47,7 @@ type LlamaStack struct {
 	// APIReader reads what the caches do not hold (the settings ConfigMap, Routes).
 	APIReader client.Reader
 	// Capabilities tells which optional APIs the cluster serves.
-	Capabilities func() values.Capabilities
+	Capabilities func() (values.Capabilities, error)
 	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
 	Environ func() []string
 }
@@ -118,7 +121,9 @@ func (k *LlamaStack) Gather(ctx context.Context, reader client.Reader, obj clien
 		ProgressDeadlineSeconds: s.ProgressDeadlineSeconds,
 	}
 	if k.Capabilities != nil {
-		in.values.Capabilities = k.Capabilities()
+		if in.values.Capabilities, err = k.Capabilities(); err != nil {
+			return nil, err
+		}
 	}
 	if k.APIReader != nil {
 		if in.trust, err = k.gatherTrust(ctx, cr, s, in.values.Capabilities); err != nil {
@@ -171,7 +176,7 @@ func (k *LlamaStack) OfflineInputs(apiVersions []string) (any, error) {
 		Distributions:     s.Distributions,
 		CommonLabels:      map[string]string{LabelManaged: "true"},
 		OperatorNamespace: k.OperatorNamespace,
-		Capabilities:      values.Capabilities{Route: has(routeGVK), ServiceMonitor: has(serviceMonitorGVK)},
+		Capabilities:      values.Capabilities{Route: has(routeGVK), ServiceMonitor: has(serviceMonitorGVK), OpenShift: has(sccGVK)},
 	}}, nil
 }
 

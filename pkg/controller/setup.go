@@ -45,7 +45,7 @@ type KindDeps struct {
 	// APIReader reads uncached objects (the settings ConfigMap, Routes).
 	APIReader client.Reader
 	// Capabilities tells which optional APIs the cluster serves.
-	Capabilities func() values.Capabilities
+	Capabilities func() (values.Capabilities, error)
 	// OperatorNamespace and SettingsConfigMap locate the operator's settings.
 	OperatorNamespace, SettingsConfigMap string
 

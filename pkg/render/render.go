@@ -19,7 +19,7 @@ import (
 const DefaultKubeVersion = "v1.34.0"
 
 // OpenShiftAPIVersions are the API groups an OpenShift cluster adds that the charts look for.
-var OpenShiftAPIVersions = []string{"route.openshift.io/v1", "route.openshift.io/v1/Route"}
+var OpenShiftAPIVersions = []string{"route.openshift.io/v1", "route.openshift.io/v1/Route", "security.openshift.io/v1", "security.openshift.io/v1/SecurityContextConstraints"}
 
 // Options describe the release and the cluster to render for.
 type Options struct {

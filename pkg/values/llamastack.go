@@ -50,8 +50,8 @@ func TrustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, caps Capabilities
 	if cr.Spec.Server.TLSConfig != nil {
 		tc = *cr.Spec.Server.TLSConfig
 	}
-	// The Route API is the mark of OpenShift, where both injections exist.
-	openshift := caps.Route
+	// Both injections exist on OpenShift only.
+	openshift := caps.OpenShift
 	return TrustSources{
 		ServiceCA:        openshift && on(tc.ServiceCA),
 		ClusterTrustedCA: openshift && on(tc.ClusterTrustedCA),
@@ -65,6 +65,8 @@ type Capabilities struct {
 	Route bool
 	// ServiceMonitor is true when monitoring.coreos.com/v1 ServiceMonitor exists.
 	ServiceMonitor bool
+	// OpenShift is true when security.openshift.io/v1 SecurityContextConstraints exist.
+	OpenShift bool
 }
 
 // LlamaStackInputs are what the translation needs besides the CR itself.
@@ -185,6 +187,7 @@ type Expose struct {
 type CapabilityValues struct {
 	Route          bool `json:"route"`
 	ServiceMonitor bool `json:"serviceMonitor"`
+	OpenShift      bool `json:"openshift"`
 }
 
 // Per-worker resource requests when workers is set and resources are not.
@@ -212,7 +215,7 @@ func LlamaStack(cr *llamav1alpha1.LlamaStackDistribution, in LlamaStackInputs) (
 		ServiceAccount:            ServiceAccount{Create: true},
 		Storage:                   Storage{MountPath: llamav1alpha1.DefaultMountPath},
 		TopologySpreadConstraints: server.TopologySpreadConstraints,
-		CapabilityValues:          CapabilityValues{Route: in.Capabilities.Route, ServiceMonitor: in.Capabilities.ServiceMonitor},
+		CapabilityValues:          CapabilityValues{Route: in.Capabilities.Route, ServiceMonitor: in.Capabilities.ServiceMonitor, OpenShift: in.Capabilities.OpenShift},
 	}
 	if v.Container.Name == "" {
 		v.Container.Name = llamav1alpha1.DefaultContainerName

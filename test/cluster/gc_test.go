@@ -137,9 +137,15 @@ func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	eventually(t, "the Deployment, Service, ServiceAccount, NetworkPolicy and pods collected", func() error {
 		for name, get := range map[string]func() error{
-			"Deployment":     func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan"}, &appsv1.Deployment{}) },
-			"Service":        func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan-service"}, &corev1.Service{}) },
-			"ServiceAccount": func() error { return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan-sa"}, &corev1.ServiceAccount{}) },
+			"Deployment": func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan"}, &appsv1.Deployment{})
+			},
+			"Service": func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan-service"}, &corev1.Service{})
+			},
+			"ServiceAccount": func() error {
+				return k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "orphan-sa"}, &corev1.ServiceAccount{})
+			},
 		} {
 			if err := get(); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("%s still there (%v)", name, err)

@@ -26,19 +26,30 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
 )
 
-// installRouteAPI installs a minimal route.openshift.io/v1 Route CRD.
+// installRouteAPI installs minimal route.openshift.io/v1 Route and
+// security.openshift.io/v1 SecurityContextConstraints CRDs: the cluster looks
+// like OpenShift (the operator detects OpenShift by the SCC API).
 func installRouteAPI(t *testing.T) {
+	t.Helper()
+	installAPI(t, "route.openshift.io", "Route", "routes", apiextensionsv1.NamespaceScoped)
+	installAPI(t, "security.openshift.io", "SecurityContextConstraints", "securitycontextconstraints", apiextensionsv1.ClusterScoped)
+	// The operator remembers capabilities for 500 ms in this suite.
+	time.Sleep(time.Second)
+}
+
+// installAPI installs a minimal CRD of group/v1 kind.
+func installAPI(t *testing.T, group, kind, plural string, scope apiextensionsv1.ResourceScope) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 	c, err := client.New(restConfig, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "routes.route.openshift.io"},
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "route.openshift.io",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "routes", Singular: "route", Kind: "Route", ListKind: "RouteList"},
-			Scope: apiextensionsv1.NamespaceScoped,
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"},
+			Scope: scope,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 				Name: "v1", Served: true, Storage: true,
 				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
@@ -47,7 +58,7 @@ func installRouteAPI(t *testing.T) {
 		},
 	}
 	require.NoError(t, client.IgnoreAlreadyExists(c.Create(context.Background(), crd)))
-	eventually(t, "the Route API", func() error {
+	eventually(t, "the "+kind+" API", func() error {
 		got := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(context.Background(), client.ObjectKey{Name: crd.Name}, got); err != nil {
 			return err
@@ -59,8 +70,6 @@ func installRouteAPI(t *testing.T) {
 		}
 		return fmt.Errorf("not established")
 	})
-	// The operator remembers capabilities for 500 ms in this suite.
-	time.Sleep(time.Second)
 }
 
 func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {

@@ -92,6 +92,15 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/* "true" on OpenShift: the SCC API exists (values override detection). */}}
+{{- define "llsd.openshift" -}}
+{{- if kindIs "bool" .Values.capabilities.openshift -}}
+{{- if .Values.capabilities.openshift }}true{{ end -}}
+{{- else if .Capabilities.APIVersions.Has "security.openshift.io/v1/SecurityContextConstraints" -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/* "true" when the ServiceMonitor API exists (values override detection). */}}
 {{- define "llsd.hasServiceMonitor" -}}
 {{- if kindIs "bool" .Values.capabilities.serviceMonitor -}}
