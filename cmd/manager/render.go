@@ -96,7 +96,7 @@ func capabilityLine(apis []string) string {
 		}
 		return "no"
 	}
-	return fmt.Sprintf("route.openshift.io/v1: %s, monitoring.coreos.com/v1: %s", has("route.openshift.io/v1"), has("monitoring.coreos.com/v1"))
+	return fmt.Sprintf("route.openshift.io/v1: %s, monitoring.coreos.com/v1: %s, security.openshift.io/v1: %s", has("route.openshift.io/v1"), has("monitoring.coreos.com/v1"), has("security.openshift.io/v1"))
 }
 
 // renderer renders CRs offline exactly as the operator would: admission as
