@@ -198,6 +198,10 @@ func (k *LlamaStack) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaSta
 	case err != nil:
 		return fail("InvalidCertificate", "%v", err)
 	}
+	if b.Certificates == 0 {
+		// An empty file at SSL_CERT_FILE would fail every TLS connection.
+		return fail("NoCertificates", "the CA sources (%s) hold no certificate yet, so no bundle is mounted and the image's own trust store stays in use; add a certificate to a source, or turn spec.server.tlsConfig.publicRoots back on", strings.Join(t.sources, ", "))
+	}
 	t.bundle = b
 	return t, nil
 }

@@ -160,6 +160,14 @@ func (m *merger) readValue(src *Source, key string, value []byte) error {
 		}
 		return nil
 	}
+	if line := indentedBegin(value); line > 0 {
+		// encoding/pem only sees BEGIN lines at the start of a line: an
+		// indented one (a YAML block scalar indented twice) would silently
+		// drop its certificate.
+		if err := m.problem(src, key, 0, fmt.Sprintf("line %d: a -----BEGIN line is indented; PEM needs it at the start of a line (remove the leading spaces)", line)); err != nil {
+			return err
+		}
+	}
 	blocks := splitPEM(value)
 	if len(blocks) == 0 {
 		return m.problem(src, key, 0, "no PEM certificate found (no -----BEGIN CERTIFICATE----- line)")

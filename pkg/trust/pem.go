@@ -93,3 +93,15 @@ func quoteType(typ string) string {
 	}
 	return strconv.Quote(typ)
 }
+
+// indentedBegin returns the 1-based number of the first line that holds a
+// BEGIN marker after leading spaces or tabs, or 0.
+func indentedBegin(data []byte) int {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		trimmed := bytes.TrimLeft(line, " \t")
+		if len(trimmed) < len(line) && bytes.HasPrefix(trimmed, beginMarker) {
+			return i + 1
+		}
+	}
+	return 0
+}

@@ -274,3 +274,23 @@ func TestUserConfigRestartsByContent(t *testing.T) {
 	assert.Equal(t, "UserConfigInvalid", c.Reason)
 	assert.Contains(t, c.Message, "has no key config.yaml (it has: run.yaml)")
 }
+
+// Sources that hold no certificate (Open Data Hub's bundle before anything was
+// put in it, public roots switched off) mount no empty trust store: an empty
+// SSL_CERT_FILE would fail every TLS connection.
+func TestEmptyBundleIsNotMounted(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"ca-bundle.crt": "", "odh-ca-bundle.crt": "\n"})))
+	cr := newLLSD(ns, "empty")
+	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{PublicRoots: ptr.To(false)}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	c := waitTrust(t, ns, "empty", "NoCertificates")
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Contains(t, c.Message, "hold no certificate")
+	ann, _, dep := podTemplate(t, ns, "empty")
+	assert.Empty(t, ann[values.AnnotationCABundleHash])
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		assert.NotEqual(t, "SSL_CERT_FILE", e.Name, "no trust store is mounted")
+	}
+	require.NoError(t, gone(ns, "empty-ca-bundle", &corev1.ConfigMap{}))
+}
