@@ -278,7 +278,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// looked at again soon, since the user may rename or delete the object
 	// in the way (which no watch of the operator sees).
 	after := r.period
-	if obs.Failure != nil && obs.Failure.Reason == reasonNameConflict && (after == 0 || after > conflictRecheck) {
+	if obs.Failure != nil && (obs.Failure.Reason == reasonNameConflict || obs.Failure.Reason == reasonReleaseBusy) && (after == 0 || after > conflictRecheck) {
 		after = conflictRecheck
 	}
 	return ctrl.Result{RequeueAfter: after}, applyErr
@@ -286,6 +286,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 const (
 	reasonNameConflict = "NameConflict"
+	// reasonReleaseBusy: the release is pending, younger than the grace period.
+	reasonReleaseBusy = "ReleaseBusy"
+	// pendingGrace is how long a pending release is left alone: another
+	// replica (a leader that lost its lease but has not noticed yet) may still
+	// be working on it. Helm actions here take seconds (no --wait).
+	pendingGrace = 2 * time.Minute
 	// conflictRecheck is how soon a CR blocked by a name conflict is reconciled again.
 	conflictRecheck = 30 * time.Second
 )
@@ -449,6 +455,9 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 
 func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *release.Release) (*status.Failure, error) {
 	if st := last.Info.Status; st.IsPending() || st == release.StatusUninstalling {
+		if age := r.now().Sub(last.Info.LastDeployed.Time); age < pendingGrace {
+			return &status.Failure{Reason: reasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), pendingGrace)}, nil
+		}
 		// A killed operator leaves the release locked; Helm refuses every
 		// action until it is marked failed, after which it upgrades cleanly.
 		last.Info.Status = release.StatusFailed

@@ -6,6 +6,7 @@ import (
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"helm.sh/helm/v3/pkg/chartutil"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,6 +39,10 @@ func Scheme() *runtime.Scheme {
 	}
 	return s
 }
+
+// LeaderElectionID names the leader election Lease. It is the same for every
+// kind the operator serves: one leader reconciles them all.
+const LeaderElectionID = "ai-stack-operator.io"
 
 // KindDeps are what the kind adapters need from the running operator; the
 // zero value serves offline rendering and cache setup.
@@ -145,7 +150,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
-		LeaderElectionID:        "ai-stack-operator.llamastack.io",
+		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		Controller:              config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
@@ -178,6 +183,9 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 
 // SetupWithManager wires one reconciler per watches.yaml entry.
 func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch, deps KindDeps) error {
+	// Helm names the field manager of what it applies after the binary unless
+	// told otherwise; a rename of the binary must not change it.
+	helmkube.ManagedFieldsManager = ManagedBy
 	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper())
 	if err != nil {
 		return fmt.Errorf("helm action config: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	helmtime "helm.sh/helm/v3/pkg/time"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -318,6 +319,7 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 	rel, err := store.Get("sh.helm.release.v1.llsd-stuck.v1")
 	require.NoError(t, err)
 	rel.Info.Status = release.StatusPendingUpgrade
+	rel.Info.LastDeployed = helmtime.Time{Time: time.Now()}
 	require.NoError(t, store.Update("sh.helm.release.v1.llsd-stuck.v1", rel))
 
 	cr := &llamav1alpha1.LlamaStackDistribution{}
@@ -325,6 +327,26 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 	orig := cr.DeepCopy()
 	cr.Spec.Replicas = 2
 	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+
+	// A fresh pending release may belong to a replica still at work: left alone.
+	busy := &llamav1alpha1.LlamaStackDistribution{}
+	eventually(t, "Reconciled=False ReleaseBusy", func() error {
+		if err := get(ns, "stuck", busy); err != nil {
+			return err
+		}
+		if c := condition(busy, status.TypeReconciled); c == nil || c.Reason != "ReleaseBusy" || c.ObservedGeneration != busy.Generation {
+			return fmt.Errorf("conditions %+v", busy.Status.Conditions)
+		}
+		return nil
+	})
+	time.Sleep(5 * reconcilePeriod)
+	pending, err := store.Get("sh.helm.release.v1.llsd-stuck.v1")
+	require.NoError(t, err)
+	assert.Equal(t, release.StatusPendingUpgrade, pending.Info.Status, "a pending release younger than the grace period is not touched")
+
+	// One left pending longer than the grace period is a killed operator's.
+	pending.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-10 * time.Minute)}
+	require.NoError(t, store.Update("sh.helm.release.v1.llsd-stuck.v1", pending))
 
 	dep := &appsv1.Deployment{}
 	eventually(t, "the upgrade to go through", func() error {
