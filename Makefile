@@ -12,6 +12,8 @@ KUTTL := $(BIN)/kubectl-kuttl
 ASSETS = $(shell hack/tools.sh assets)
 # Go test flags, e.g. make test GOTESTFLAGS=-v
 GOTESTFLAGS ?=
+# The operator's namespace for make run (release records, settings).
+OPERATOR_NAMESPACE ?= ai-stack-operator-system
 # kuttl flags for test-e2e, e.g. make test-e2e E2EFLAGS="--test storage"
 E2EFLAGS ?=
 
@@ -98,8 +100,9 @@ uninstall: ## Remove the CRDs from the cluster of KUBECONFIG.
 	kubectl delete --ignore-not-found -f config/crd/bases
 
 .PHONY: run
-run: install ## Run the operator locally against the cluster of KUBECONFIG.
-	go run -ldflags "$(LDFLAGS)" ./cmd/manager run --metrics-bind-address 0 --health-probe-bind-address :8081
+run: install ## Run the operator locally against the cluster of KUBECONFIG (OPERATOR_NAMESPACE, created if missing, holds its release records and settings).
+	kubectl get namespace $(OPERATOR_NAMESPACE) >/dev/null 2>&1 || kubectl create namespace $(OPERATOR_NAMESPACE)
+	go run -ldflags "$(LDFLAGS)" ./cmd/manager run --operator-namespace $(OPERATOR_NAMESPACE) --metrics-bind-address 0 --health-probe-bind-address :8081
 
 .PHONY: deploy
 deploy: manifests ## Deploy the operator to the cluster of KUBECONFIG (image IMG).

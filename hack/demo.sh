@@ -37,8 +37,9 @@ grep -q "local cluster ready" "$demo/controlplane.log" || { echo "the local clus
 kubectl get nodes -L topology.kubernetes.io/zone
 kubectl get crd -o custom-columns=CRD:.metadata.name --no-headers | sed 's/^/installed CRD /'
 
-echo "== starting the operator (logs: $demo/manager.log)"
-bin/manager run --metrics-bind-address 0 --health-probe-bind-address 0 >"$demo/manager.log" 2>&1 &
+echo "== starting the operator in namespace ai-stack-operator-system (logs: $demo/manager.log)"
+kubectl create namespace ai-stack-operator-system >/dev/null
+bin/manager run --operator-namespace ai-stack-operator-system --metrics-bind-address 0 --health-probe-bind-address 0 >"$demo/manager.log" 2>&1 &
 pids+=($!)
 
 echo "== applying config/samples"
@@ -84,6 +85,9 @@ done
 echo
 echo "== what the operator created (namespace demo)"
 kubectl get deployments,services,serviceaccounts,persistentvolumeclaims,configmaps,networkpolicies,poddisruptionbudgets,horizontalpodautoscalers,ingresses -n demo -l ai-stack-operator.io/managed=true
+echo
+echo "== the Helm release records (ConfigMaps in the operator's namespace; the operator has no Secret permission)"
+kubectl get configmaps -n ai-stack-operator-system -l owner=helm -L ai-stack-operator.io/owner-namespace,status,version
 echo
 echo "== pods (simulated: scheduled on kwok nodes, Running and Ready; no container runs)"
 kubectl get pods -n demo -o wide

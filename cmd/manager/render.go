@@ -176,7 +176,7 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	}
 	c := r.charts[w.Chart]
 	manifest, err := render.Render(c.Chart, vals, render.Options{
-		ReleaseName: naming.ReleaseName(kind.ReleasePrefix(), obj.GetName()),
+		ReleaseName: naming.ReleaseName(kind.ReleasePrefix(), obj.GetNamespace(), obj.GetName()),
 		Namespace:   obj.GetNamespace(),
 		KubeVersion: r.opts.kubeVersion,
 		APIVersions: r.apis,

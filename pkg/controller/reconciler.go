@@ -55,6 +55,11 @@ const (
 	Finalizer = "ai-stack-operator.io/uninstall"
 	// LabelChartDigest on a release records the digest of the chart it was rendered from.
 	LabelChartDigest = "ai-stack-operator.io/chart-digest"
+	// LabelOwnerKind, LabelOwnerNamespace and LabelOwnerUID on a release
+	// record name its CR (CR names can be longer than a label value).
+	LabelOwnerKind      = "ai-stack-operator.io/owner-kind"
+	LabelOwnerNamespace = "ai-stack-operator.io/owner-namespace"
+	LabelOwnerUID       = "ai-stack-operator.io/owner-uid"
 )
 
 // Reconciler reconciles one kind through its embedded chart: install,
@@ -210,7 +215,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Typed objects read from a cache carry no TypeMeta; owner references need it.
 	obj.GetObjectKind().SetGroupVersionKind(r.kind.GroupVersionKind())
-	relName := naming.ReleaseName(r.kind.ReleasePrefix(), obj.GetName())
+	relName := naming.ReleaseName(r.kind.ReleasePrefix(), obj.GetNamespace(), obj.GetName())
 
 	ac, err := r.actions.ActionClientFor(ctx, obj)
 	if err != nil {
@@ -392,7 +397,11 @@ func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failur
 // gate (the chart's policy and the ownership of every name), and drift
 // repair checks the stored manifest the same way before it writes.
 func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*status.Failure, error) {
-	labels := map[string]string{LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32]}
+	labels := map[string]string{
+		LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32],
+		// Whose release this is: the sweep removes records whose CR is gone.
+		LabelOwnerKind: r.kind.GroupVersionKind().Kind, LabelOwnerNamespace: obj.GetNamespace(), LabelOwnerUID: string(obj.GetUID()),
+	}
 	if r.helmCaps != nil {
 		caps, err := r.helmCaps()
 		if err != nil {

@@ -1,17 +1,21 @@
 package controller
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -129,6 +133,9 @@ type ManagerOptions struct {
 	SettingsConfigMap string
 	// CapabilityTTL is how long detected optional APIs are remembered; a minute when 0.
 	CapabilityTTL time.Duration
+	// ReleaseSweepPeriod is how often release records of deleted CRs are
+	// looked for; 10 minutes when 0.
+	ReleaseSweepPeriod time.Duration
 	// SkipControllerNameValidation lets a test run a second manager in one
 	// process (controller names are otherwise unique per process).
 	SkipControllerNameValidation bool
@@ -172,6 +179,20 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err := SetupWithManager(mgr, o.Watches, deps); err != nil {
 		return nil, err
 	}
+	sweeper := &releaseSweeper{client: mgr.GetClient(), namespace: o.OperatorNamespace, kinds: map[string]Kind{}, period: o.ReleaseSweepPeriod}
+	if sweeper.period <= 0 {
+		sweeper.period = defaultSweepPeriod
+	}
+	for _, w := range o.Watches {
+		k, err := KindFor(w, deps)
+		if err != nil {
+			return nil, err
+		}
+		sweeper.kinds[k.GroupVersionKind().Kind] = k
+	}
+	if err := mgr.Add(sweeper); err != nil {
+		return nil, err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
@@ -186,7 +207,21 @@ func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch, deps KindDeps) error
 	// Helm names the field manager of what it applies after the binary unless
 	// told otherwise; a rename of the binary must not change it.
 	helmkube.ManagedFieldsManager = ManagedBy
-	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper())
+	if deps.OperatorNamespace == "" {
+		return errors.New("the operator's namespace is required (--operator-namespace or $POD_NAMESPACE): Helm's release records are ConfigMaps there")
+	}
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	releases := cs.CoreV1().ConfigMaps(deps.OperatorNamespace)
+	acg, err := helmclient.NewActionConfigGetter(mgr.GetConfig(), mgr.GetRESTMapper(),
+		// Release records live in the operator's namespace, as ConfigMaps: the
+		// operator needs no Secret permission, and a tenant cannot edit the
+		// records its CR is applied from.
+		helmclient.StorageDriverMapper(func(context.Context, client.Object, *rest.Config) (driver.Driver, error) {
+			return driver.NewConfigMaps(releases), nil
+		}))
 	if err != nil {
 		return fmt.Errorf("helm action config: %w", err)
 	}

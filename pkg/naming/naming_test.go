@@ -11,16 +11,17 @@ import (
 func TestReleaseName(t *testing.T) {
 	long := strings.Repeat("a", 60)
 	tests := []struct {
-		name, prefix, in, want string
+		name, prefix, ns, in, want string
 	}{
-		{"short", "llsd", "demo", "llsd-demo"},
-		{"exactly the limit", "llsd", strings.Repeat("b", 48), "llsd-" + strings.Repeat("b", 48)},
-		{"over the limit", "llsd", long, "llsd-" + strings.Repeat("a", 39) + "-" + "11ee3912"},
-		{"cut at a dash", "llsd", strings.Repeat("c", 38) + "-" + strings.Repeat("d", 30), ""},
+		{"short", "llsd", "team-a", "demo", "llsd-team-a.demo"},
+		{"exactly the limit", "llsd", "ns", strings.Repeat("b", 45), "llsd-ns." + strings.Repeat("b", 45)},
+		{"over the limit", "llsd", "ns", long, ""},
+		{"cut at a dash", "llsd", "ns", strings.Repeat("c", 35) + "-" + strings.Repeat("d", 30), ""},
+		{"long namespace", "llsd", strings.Repeat("n", 63), "x", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ReleaseName(tt.prefix, tt.in)
+			got := ReleaseName(tt.prefix, tt.ns, tt.in)
 			assert.LessOrEqual(t, len(got), MaxReleaseNameLength)
 			assert.Empty(t, validation.IsDNS1123Subdomain(got))
 			assert.False(t, strings.Contains(got, "--"), got)
@@ -29,8 +30,9 @@ func TestReleaseName(t *testing.T) {
 			}
 		})
 	}
-	assert.NotEqual(t, ReleaseName("llsd", long+"x"), ReleaseName("llsd", long+"y"), "long names must stay distinct")
-	assert.NotEqual(t, ReleaseName("llsd", "x"), ReleaseName("tas", "x"), "kinds must not share releases")
+	assert.NotEqual(t, ReleaseName("llsd", "ns", long+"x"), ReleaseName("llsd", "ns", long+"y"), "long names must stay distinct")
+	assert.NotEqual(t, ReleaseName("llsd", "ns", "x"), ReleaseName("tas", "ns", "x"), "kinds must not share releases")
+	assert.NotEqual(t, ReleaseName("llsd", "a", "b-c"), ReleaseName("llsd", "a-b", "c"), "namespace and name stay apart")
 }
 
 func TestChildName(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 )
 
 const (
@@ -77,12 +78,18 @@ func gone(ns, name string, obj client.Object) error {
 	return fmt.Errorf("%T %s/%s still exists", obj, ns, name)
 }
 
-// releaseSecrets lists Helm's release Secrets of a release.
-func releaseSecrets(t *testing.T, ns, release string) []corev1.Secret {
+// releaseRecords lists Helm's release records of a CR: ConfigMaps in the
+// operator's namespace.
+func releaseRecords(t *testing.T, ns, name string) []corev1.ConfigMap {
 	t.Helper()
-	list := &corev1.SecretList{}
-	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": release}))
+	list := &corev1.ConfigMapList{}
+	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(operatorNamespace), client.MatchingLabels{"owner": "helm", "name": naming.ReleaseName("llsd", ns, name)}))
 	return list.Items
+}
+
+// releaseKey is the storage key of a release revision.
+func releaseKey(ns, name string, version int) string {
+	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", naming.ReleaseName("llsd", ns, name), version)
 }
 
 // eventReasons lists the reasons of the events about an object.
@@ -114,17 +121,20 @@ type unstructuredObj = unstructured.Unstructured
 // countingTransport counts the requests that are not reads, and the reads of
 // Helm's release storage (one or more per reconcile).
 type countingTransport struct {
-	next                 http.RoundTripper
-	writes, releaseReads *atomic.Int64
+	next                          http.RoundTripper
+	writes, releaseReads, secrets *atomic.Int64
 }
 
 func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.secrets != nil && strings.Contains(req.URL.Path, "/secrets") {
+		c.secrets.Add(1)
+	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		c.writes.Add(1)
 		if os.Getenv("TEST_VERBOSE") != "" {
 			fmt.Fprintf(os.Stderr, "operator write: %s %s\n", req.Method, req.URL.Path)
 		}
-	} else if strings.HasSuffix(req.URL.Path, "/secrets") && strings.Contains(req.URL.RawQuery, "owner%3Dhelm") {
+	} else if strings.HasSuffix(req.URL.Path, "/configmaps") && strings.Contains(req.URL.RawQuery, "owner%3Dhelm") {
 		c.releaseReads.Add(1)
 	}
 	return c.next.RoundTrip(req)

@@ -93,9 +93,11 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	require.NoError(t, get(ns, "demo-pvc", pvc))
 	assert.Equal(t, "5Gi", ptr.To(pvc.Spec.Resources.Requests[corev1.ResourceStorage]).String())
 
-	secrets := releaseSecrets(t, ns, "llsd-demo")
+	secrets := releaseRecords(t, ns, "demo")
 	require.Len(t, secrets, 1)
-	assert.Equal(t, "sh.helm.release.v1.llsd-demo.v1", secrets[0].Name)
+	assert.Equal(t, releaseKey(ns, "demo", 1), secrets[0].Name)
+	assert.Equal(t, string(got.UID), secrets[0].Labels[controller.LabelOwnerUID])
+	assert.Equal(t, ns, secrets[0].Labels[controller.LabelOwnerNamespace])
 	assert.Equal(t, "true", secrets[0].Labels[controller.LabelManaged])
 	eventually(t, "Installed event", func() error { return hasReason(t, ns, "demo", "Installed") })
 }
@@ -122,7 +124,7 @@ func TestUpdateIsFollowed(t *testing.T) {
 		}
 		return nil
 	})
-	assert.Len(t, releaseSecrets(t, ns, "llsd-upd"), 2, "one upgrade, two revisions")
+	assert.Len(t, releaseRecords(t, ns, "upd"), 2, "one upgrade, two revisions")
 
 	// Readiness from real pods and rollouts: test/cluster TestUpdateRollsOutAndReadyFollowsThePods.
 }
@@ -174,7 +176,7 @@ func TestUnchangedCRWritesNothing(t *testing.T) {
 			require.NoError(t, get(ns, key, obj))
 			out[name] = obj.GetResourceVersion()
 		}
-		for _, s := range releaseSecrets(t, ns, "llsd-quiet") {
+		for _, s := range releaseRecords(t, ns, "quiet") {
 			out[s.Name] = s.ResourceVersion
 		}
 		return out
@@ -210,7 +212,7 @@ func TestDriftIsRepaired(t *testing.T) {
 		}
 		return nil
 	})
-	assert.Len(t, releaseSecrets(t, ns, "llsd-drift"), 1, "drift repair is not an upgrade")
+	assert.Len(t, releaseRecords(t, ns, "drift"), 1, "drift repair is not an upgrade")
 }
 
 func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
@@ -230,7 +232,7 @@ func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
 	} {
 		require.NoError(t, gone(ns, name, obj))
 	}
-	assert.Zero(t, len(releaseSecrets(t, ns, "llsd-del")), "the release is uninstalled")
+	assert.Zero(t, len(releaseRecords(t, ns, "del")), "the release is uninstalled")
 
 	// The data outlives the CR: Helm keeps the claim
 	// (helm.sh/resource-policy: keep) and it has no owner reference that a
@@ -275,7 +277,7 @@ func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {
 	dep := &appsv1.Deployment{}
 	require.NoError(t, get(ns, "bad", dep))
 	assert.Equal(t, int32(1), *dep.Spec.Replicas, "the last good state keeps running")
-	assert.Len(t, releaseSecrets(t, ns, "llsd-bad"), 1)
+	assert.Len(t, releaseRecords(t, ns, "bad"), 1)
 
 	require.NoError(t, get(ns, "bad", cr))
 	orig = cr.DeepCopy()
@@ -315,12 +317,12 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 
 	// Play an operator killed in the middle of an upgrade: the latest
 	// revision is left pending-upgrade, which blocks every Helm action.
-	store := driver.NewSecrets(clientset.CoreV1().Secrets(ns))
-	rel, err := store.Get("sh.helm.release.v1.llsd-stuck.v1")
+	store := driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace))
+	rel, err := store.Get(releaseKey(ns, "stuck", 1))
 	require.NoError(t, err)
 	rel.Info.Status = release.StatusPendingUpgrade
 	rel.Info.LastDeployed = helmtime.Time{Time: time.Now()}
-	require.NoError(t, store.Update("sh.helm.release.v1.llsd-stuck.v1", rel))
+	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), rel))
 
 	cr := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, get(ns, "stuck", cr))
@@ -340,13 +342,13 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 		return nil
 	})
 	time.Sleep(5 * reconcilePeriod)
-	pending, err := store.Get("sh.helm.release.v1.llsd-stuck.v1")
+	pending, err := store.Get(releaseKey(ns, "stuck", 1))
 	require.NoError(t, err)
 	assert.Equal(t, release.StatusPendingUpgrade, pending.Info.Status, "a pending release younger than the grace period is not touched")
 
 	// One left pending longer than the grace period is a killed operator's.
 	pending.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-10 * time.Minute)}
-	require.NoError(t, store.Update("sh.helm.release.v1.llsd-stuck.v1", pending))
+	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), pending))
 
 	dep := &appsv1.Deployment{}
 	eventually(t, "the upgrade to go through", func() error {

@@ -43,8 +43,9 @@ var (
 	clientset  *kubernetes.Clientset
 	restConfig *rest.Config
 	// operatorWrites counts every request the operator sends that is not a
-	// read; operatorReleaseReads its reads of Helm's release storage.
-	operatorWrites, operatorReleaseReads atomic.Int64
+	// read; operatorReleaseReads its reads of Helm's release storage;
+	// operatorSecretRequests any request of it about Secrets (there must be none).
+	operatorWrites, operatorReleaseReads, operatorSecretRequests atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -87,12 +88,12 @@ func run(m *testing.M) int {
 	}
 	operatorCfg := rest.CopyConfig(cfg)
 	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return countingTransport{next: rt, writes: &operatorWrites, releaseReads: &operatorReleaseReads}
+		return countingTransport{next: rt, writes: &operatorWrites, releaseReads: &operatorReleaseReads, secrets: &operatorSecretRequests}
 	}
 	mgr, err := controller.NewManager(operatorCfg, controller.ManagerOptions{
 		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
 		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
-		CapabilityTTL: 500 * time.Millisecond,
+		CapabilityTTL: 500 * time.Millisecond, ReleaseSweepPeriod: time.Second,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

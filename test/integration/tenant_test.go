@@ -89,8 +89,8 @@ func TestStoredReleaseIsGuardedBeforeDriftRepair(t *testing.T) {
 
 	// Append an object in namespace B to the deployed release, as main's
 	// operator stored it for an injected CR.
-	releases := storage.Init(driver.NewSecrets(clientset.CoreV1().Secrets(nsA)))
-	rel, err := releases.Deployed(naming.ReleaseName("llsd", "stored"))
+	releases := storage.Init(driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace)))
+	rel, err := releases.Deployed(naming.ReleaseName("llsd", nsA, "stored"))
 	require.NoError(t, err)
 	rel.Manifest += "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny-all\n  namespace: " + nsB + "\nspec:\n  podSelector: {}\n"
 	require.NoError(t, releases.Update(rel))
@@ -270,13 +270,47 @@ func TestRefusedChildIsInvalidSpecAndNotResent(t *testing.T) {
 	got := waitCondition(t, ns, "refused", status.TypeReconciled, metav1.ConditionFalse, "InvalidSpec")
 	assert.Contains(t, condition(got, status.TypeReconciled).Message, `volumes[1].name: Invalid value: "Bad_Name"`)
 
-	before := operatorWrites.Load()
+	// Sent once: the failed install left one record; sending the values again
+	// would upgrade it to a second revision.
+	recs := releaseRecords(t, ns, "refused")
+	require.Len(t, recs, 1)
 	time.Sleep(10 * reconcilePeriod)
-	assert.Zero(t, operatorWrites.Load()-before, "the refused values are not sent again")
+	again := releaseRecords(t, ns, "refused")
+	require.Len(t, again, 1, "the refused values are not sent again")
+	assert.Equal(t, recs[0].ResourceVersion, again[0].ResourceVersion, "the refused values are not sent again")
 
 	// Fixing the spec applies it.
 	got.Spec.Server.PodOverrides.Volumes[0].Name = "data"
 	got.Spec.Server.PodOverrides.VolumeMounts[0].Name = "data"
 	require.NoError(t, k8s.Update(context.Background(), got))
 	waitCondition(t, ns, "refused", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+}
+
+// Release records live in the operator's namespace, as ConfigMaps: the
+// operator sends no request about Secrets at all (its ClusterRole has no
+// Secret verb), and records whose CR is gone are swept.
+func TestReleaseRecordsAreConfigMapsOfTheOperator(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "records")))
+	waitCondition(t, ns, "records", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	recs := releaseRecords(t, ns, "records")
+	require.Len(t, recs, 1)
+	assert.Equal(t, "LlamaStackDistribution", recs[0].Labels[controller.LabelOwnerKind])
+	secrets := &corev1.SecretList{}
+	require.NoError(t, k8s.List(context.Background(), secrets, client.InNamespace(ns)))
+	assert.Empty(t, secrets.Items, "no release Secret in the CR's namespace")
+	assert.Zero(t, operatorSecretRequests.Load(), "the operator asked the API server about Secrets")
+
+	// A record whose CR no longer exists (its finalizer was removed by hand,
+	// say) is swept by UID; a live CR's record stays.
+	orphan := recs[0].DeepCopy()
+	orphan.ObjectMeta = metav1.ObjectMeta{Namespace: operatorNamespace, Name: "sh.helm.release.v1.llsd-gone.x.v1", Labels: map[string]string{}}
+	for k, v := range recs[0].Labels {
+		orphan.Labels[k] = v
+	}
+	orphan.Labels["name"] = "llsd-gone.x"
+	orphan.Labels[controller.LabelOwnerUID] = "00000000-0000-0000-0000-000000000000"
+	require.NoError(t, k8s.Create(context.Background(), orphan))
+	eventually(t, "the orphaned record swept", func() error { return gone(operatorNamespace, orphan.Name, &corev1.ConfigMap{}) })
+	assert.Len(t, releaseRecords(t, ns, "records"), 1, "a live CR's record stays")
 }
