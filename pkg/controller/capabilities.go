@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/chartutil"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 
@@ -19,9 +20,10 @@ import (
 const defaultCapabilityTTL = time.Minute
 
 // capabilityDetector tells which optional APIs the cluster serves, through
-// the manager's REST mapper, remembering the answer for capabilityTTL.
+// discovery (not the manager's REST mapper, which never forgets an API that
+// was removed), remembering the answer for capabilityTTL.
 type capabilityDetector struct {
-	mapper    meta.RESTMapper
+	resources resourceLister
 	discovery discovery.ServerVersionInterface
 	ttl       time.Duration
 	now       func() time.Time
@@ -34,11 +36,16 @@ type capabilityDetector struct {
 	version *chartutil.KubeVersion
 }
 
-func newCapabilityDetector(mapper meta.RESTMapper, dc discovery.ServerVersionInterface, ttl time.Duration) *capabilityDetector {
+// resourceLister is the part of discovery the detector uses.
+type resourceLister interface {
+	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
+}
+
+func newCapabilityDetector(resources resourceLister, dc discovery.ServerVersionInterface, ttl time.Duration) *capabilityDetector {
 	if ttl <= 0 {
 		ttl = defaultCapabilityTTL
 	}
-	return &capabilityDetector{mapper: mapper, discovery: dc, ttl: ttl, now: time.Now}
+	return &capabilityDetector{resources: resources, discovery: dc, ttl: ttl, now: time.Now}
 }
 
 // HelmCapabilities are the capabilities Helm renders with: the server's
@@ -70,8 +77,10 @@ func (d *capabilityDetector) HelmCapabilities() (*chartutil.Capabilities, error)
 	return &chartutil.Capabilities{KubeVersion: *d.version, APIVersions: apis, HelmVersion: chartutil.DefaultCapabilities.HelmVersion}, nil
 }
 
-// Capabilities returns the detected capabilities. Only a NoMatch answer
-// means "absent": any other discovery error keeps the last known answer (so
+// Capabilities returns the detected capabilities, from discovery. Only a
+// "not served" answer (404 for the group and version, or a list without the
+// kind) means "absent", so a removed API is noticed within the TTL; any other
+// discovery error keeps the last known answer (so
 // a flaky API server does not switch a Route to an Ingress, or restart pods
 // with other trust sources), and with no answer yet it is returned, so that
 // the reconcile fails without an upgrade.
@@ -109,13 +118,17 @@ func (d *capabilityDetector) Capabilities() (values.Capabilities, error) {
 
 // serves says whether the API exists; an error is neither yes nor no.
 func (d *capabilityDetector) serves(gvk schema.GroupVersionKind) (bool, error) {
-	_, err := d.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	list, err := d.resources.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
 	switch {
-	case err == nil:
-		return true, nil
-	case meta.IsNoMatchError(err):
-		return false, nil
-	default:
-		return false, fmt.Errorf("discover %s: %w", gvk.GroupKind(), err)
+	case apierrors.IsNotFound(err):
+		return false, nil // the group/version is not served
+	case err != nil:
+		return false, fmt.Errorf("discover %s: %w", gvk.GroupVersion(), err)
 	}
+	for _, r := range list.APIResources {
+		if r.Kind == gvk.Kind {
+			return true, nil
+		}
+	}
+	return false, nil
 }

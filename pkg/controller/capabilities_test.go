@@ -7,31 +7,40 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
 )
 
-// fakeMapper answers RESTMapping from a set of served kinds, or with an error.
-type fakeMapper struct {
-	meta.RESTMapper
+// fakeDiscovery answers ServerResourcesForGroupVersion from a set of served
+// kinds ("Kind.group"), or with an error.
+type fakeDiscovery struct {
 	served map[string]bool
 	err    error
 }
 
-func (m *fakeMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
-	if m.err != nil {
-		return nil, m.err
+func (f *fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	if f.err != nil {
+		return nil, f.err
 	}
-	if m.served[gk.String()] {
-		return &meta.RESTMapping{}, nil
+	parsed, _ := schema.ParseGroupVersion(gv)
+	list := &metav1.APIResourceList{GroupVersion: gv}
+	for k := range f.served {
+		gk := schema.ParseGroupKind(k)
+		if gk.Group == parsed.Group {
+			list.APIResources = append(list.APIResources, metav1.APIResource{Kind: gk.Kind})
+		}
 	}
-	return nil, &meta.NoKindMatchError{GroupKind: gk, SearchedVersions: versions}
+	if len(list.APIResources) == 0 {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: parsed.Group}, "")
+	}
+	return list, nil
 }
 
 func TestCapabilitiesKeepTheLastAnswerOnDiscoveryErrors(t *testing.T) {
-	m := &fakeMapper{served: map[string]bool{"Route.route.openshift.io": true, "SecurityContextConstraints.security.openshift.io": true}}
+	m := &fakeDiscovery{served: map[string]bool{"Route.route.openshift.io": true, "SecurityContextConstraints.security.openshift.io": true}}
 	now := time.Unix(0, 0)
 	d := newCapabilityDetector(m, nil, time.Minute)
 	d.now = func() time.Time { return now }
@@ -53,7 +62,7 @@ func TestCapabilitiesKeepTheLastAnswerOnDiscoveryErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, values.Capabilities{Route: true, OpenShift: true}, caps)
 
-	// Only NoMatch means absent.
+	// Only "not served" means absent: a removed API is noticed.
 	m.err = nil
 	delete(m.served, "Route.route.openshift.io")
 	caps, err = d.Capabilities()
@@ -69,7 +78,7 @@ func TestCapabilitiesKeepTheLastAnswerOnDiscoveryErrors(t *testing.T) {
 
 // OpenShift is the SCC API, not the Route API (which any cluster can install).
 func TestOpenShiftIsDetectedBySCC(t *testing.T) {
-	d := newCapabilityDetector(&fakeMapper{served: map[string]bool{"Route.route.openshift.io": true}}, nil, time.Minute)
+	d := newCapabilityDetector(&fakeDiscovery{served: map[string]bool{"Route.route.openshift.io": true}}, nil, time.Minute)
 	caps, err := d.Capabilities()
 	require.NoError(t, err)
 	assert.True(t, caps.Route)

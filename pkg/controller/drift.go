@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"helm.sh/helm/v3/pkg/action"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -106,9 +107,19 @@ func deleteReleaseObjects(cfg *action.Configuration, history []*release.Release,
 		if len(objs) == 0 {
 			continue
 		}
-		infos, err := cfg.KubeClient.Build(bytes.NewBufferString(manifest), false)
-		if err != nil {
-			return deleted, left, fmt.Errorf("read release %s revision %d: %w", rel.Name, rel.Version, err)
+		// One document at a time: the API of an optional kind (a ServiceMonitor,
+		// a Route) may have been removed since, and with it every object of
+		// that kind; that is no reason to keep the CR from being deleted.
+		var infos helmkube.ResourceList
+		for _, doc := range guard.Documents(manifest) {
+			built, err := cfg.KubeClient.Build(bytes.NewBufferString(doc), false)
+			switch {
+			case meta.IsNoMatchError(err):
+				continue
+			case err != nil:
+				return deleted, left, fmt.Errorf("read release %s revision %d: %w", rel.Name, rel.Version, err)
+			}
+			infos = append(infos, built...)
 		}
 		err = infos.Visit(func(info *resource.Info, err error) error {
 			if err != nil {

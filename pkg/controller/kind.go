@@ -72,6 +72,8 @@ type Observation struct {
 	Objects []ObjectRef
 	// Now stamps condition transitions.
 	Now metav1.Time
+	// Deleting is true while the CR's deletion waits for the uninstall.
+	Deleting bool
 }
 
 // ObjectRef names one object of a release.

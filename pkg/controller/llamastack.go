@@ -203,6 +203,7 @@ func (k *LlamaStack) SetStatus(ctx context.Context, reader client.Reader, obj cl
 		Replicas:        cr.Spec.Replicas,
 		Failure:         obs.Failure,
 		Applied:         obs.Applied,
+		Deleting:        obs.Deleting,
 		OperatorVersion: k.OperatorVersion,
 		Now:             obs.Now,
 	}

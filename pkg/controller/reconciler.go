@@ -226,6 +226,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{Requeue: true}, nil
 		}
+		if err != nil {
+			// The finalizer holds: the CR says why (phase Terminating).
+			orig := obj.DeepCopyObject().(client.Object)
+			obs := Observation{Now: r.now(), Applied: true, Deleting: true, Failure: &status.Failure{Reason: "UninstallFailed", Message: err.Error()}}
+			if serr := r.kind.SetStatus(ctx, r.client, obj, nil, obs); serr == nil && !equality.Semantic.DeepEqual(orig, obj) {
+				_ = r.client.Status().Patch(ctx, obj, client.MergeFrom(orig))
+			}
+		}
 		return ctrl.Result{}, err
 	}
 	if err := AddFinalizer(ctx, r.client, obj); apierrors.IsConflict(err) {

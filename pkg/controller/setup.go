@@ -168,7 +168,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	detector := newCapabilityDetector(mgr.GetRESTMapper(), dc, o.CapabilityTTL)
+	detector := newCapabilityDetector(dc, dc, o.CapabilityTTL)
 	deps := KindDeps{
 		APIReader:         mgr.GetAPIReader(),
 		Capabilities:      detector.Capabilities,

@@ -225,3 +225,6 @@ func Filter(manifest string, p Policy) (string, []error) {
 	}
 	return b.String(), refused
 }
+
+// Documents returns the non-empty documents of a manifest, in order.
+func Documents(manifest string) []string { return splitDocuments(manifest) }

@@ -1,0 +1,89 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+)
+
+// Deleting a CR after an optional API it rendered into was removed (the
+// Prometheus operator uninstalled, say) does not hang on the finalizer.
+func TestDeletionAfterAnOptionalAPIWasRemoved(t *testing.T) {
+	installAPI(t, "monitoring.coreos.com", "ServiceMonitor", "servicemonitors", apiextensionsv1.NamespaceScoped)
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "mon")))
+	sm := &unstructured.Unstructured{}
+	sm.SetAPIVersion("monitoring.coreos.com/v1")
+	sm.SetKind("ServiceMonitor")
+	eventually(t, "the ServiceMonitor", func() error { return get(ns, "mon-monitor", sm) })
+
+	scheme := runtime.NewScheme()
+	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
+	c, err := client.New(restConfig, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "servicemonitors.monitoring.coreos.com"}}
+	require.NoError(t, c.Delete(context.Background(), crd))
+	eventually(t, "the ServiceMonitor API gone", func() error {
+		err := c.Get(context.Background(), client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+	// The operator notices within its capability TTL (500 ms in this suite).
+	time.Sleep(time.Second)
+
+	require.NoError(t, k8s.Delete(context.Background(), newLLSD(ns, "mon")))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "mon", &llamav1alpha1.LlamaStackDistribution{}) })
+	require.NoError(t, gone(ns, "mon-service", &corev1.Service{}), "what could be deleted is")
+	assert.Empty(t, releaseRecords(t, ns, "mon"))
+}
+
+// A spec that keeps failing for a reason outside it (here a quota that allows
+// no Deployment) is retried with backoff, and its release history stays capped.
+func TestFailingInstallStaysBounded(t *testing.T) {
+	ns := newNamespace(t)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-deployments"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/deployments.apps": resource.MustParse("0")}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), quota))
+	// The quota controller does not run here; its status must say what is used.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: corev1.ResourceList{"count/deployments.apps": resource.MustParse("0")}}
+	require.NoError(t, k8s.Status().Update(context.Background(), quota))
+
+	before := reconcileCount(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "quota")))
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	eventually(t, "Reconciled=False", func() error {
+		if err := get(ns, "quota", cr); err != nil {
+			return err
+		}
+		if c := condition(cr, "Reconciled"); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("conditions %+v", cr.Status.Conditions)
+		}
+		return nil
+	})
+	time.Sleep(15 * time.Second)
+	reconciles := reconcileCount(t) - before
+	recs := releaseRecords(t, ns, "quota")
+	t.Logf("after 15 s of failures: %d release records, %.0f reconciles, reason %s", len(recs), reconciles, condition(cr, "Reconciled").Reason)
+	assert.LessOrEqual(t, len(recs), 3, "release history is capped (maxReleaseHistory)")
+	assert.Less(t, reconciles, 40.0, "failures are retried with backoff, not in a loop")
+	require.NoError(t, k8s.Delete(context.Background(), quota))
+	waitPhase(t, ns, "quota", llamav1alpha1.PhaseInitializing)
+}
