@@ -1,0 +1,155 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// operatorConfig returns a client configuration that authenticates as a
+// ServiceAccount bound to exactly config/rbac/role.yaml (the operator's
+// ClusterRole), not as the cluster's administrator.
+func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, role); err != nil {
+		t.Fatal(err)
+	}
+	role.Name = "rbac-test-manager-role"
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	const ns, sa = "ai-stack-operator-system", "rbac-test-operator"
+	for _, create := range []func() error{
+		func() error { _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); return err },
+		func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+			return err
+		},
+	} {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(cluster.Config)
+	cfg.BearerToken = tok.Status.Token
+	return cfg
+}
+
+// The operator's lifecycle (create, update, Ready with pods, delete) with
+// exactly the permissions config/rbac grants: a permission the code needs and
+// the ClusterRole lacks fails this test.
+func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
+	ctx := context.Background()
+	cfg := operatorConfig(t, ctx)
+	// The ServiceAccount can do what the role says, and no more.
+	sar, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	if err == nil || !apierrors.IsForbidden(err) {
+		t.Fatalf("the operator's ServiceAccount can list Secrets (%v, %v): the test does not run with its permissions", sar, err)
+	}
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rbac-test"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
+		Watches: ws, MetricsAddr: "0", ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
+		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	cr := &llamav1alpha1.LlamaStackDistribution{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac"},
+		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
+			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+			// Every object the chart can render, and a CA bundle written by Go.
+			PodDisruptionBudget: &llamav1alpha1.PodDisruptionBudgetSpec{},
+			Autoscaling:         &llamav1alpha1.AutoscalingSpec{MaxReplicas: 2},
+			Config: &llamav1alpha1.ServerConfig{Providers: &llamav1alpha1.Providers{Inference: []llamav1alpha1.Provider{{ProviderID: "p", ProviderType: "remote::vllm"}}}},
+		}, Network: &llamav1alpha1.NetworkSpec{ExposeRoute: true}},
+	}
+	if err := k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "odh-trusted-ca-bundle"}, Data: map[string]string{"odh-ca-bundle.crt": "\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase := func(phase llamav1alpha1.DistributionPhase, gen int64) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("phase %s at generation %d", phase, gen), func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+				return err
+			}
+			if cr.Status.Phase != phase || cr.Status.ObservedGeneration != gen {
+				return fmt.Errorf("phase %q at %d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, cr.Status.Conditions)
+			}
+			return nil
+		})
+	}
+	waitPhase(llamav1alpha1.PhaseReady, 1)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "rbac-ca-bundle"}, &corev1.ConfigMap{}); err != nil {
+		t.Fatalf("the CA bundle: %v", err)
+	}
+
+	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "remote-vllm"}
+	if err := k8s.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(llamav1alpha1.PhaseReady, 2)
+
+	if err := k8s.Delete(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the CR deleted", func() error {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), &llamav1alpha1.LlamaStackDistribution{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}
