@@ -39,7 +39,10 @@ func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	const ns, sa = "ai-stack-operator-system", "rbac-test-operator"
 	for _, create := range []func() error{
-		func() error { _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); return err },
+		func() error {
+			_, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+			return err
+		},
 		func() error {
 			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: role.Name},
@@ -110,7 +113,7 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 			// Every object the chart can render, and a CA bundle written by Go.
 			PodDisruptionBudget: &llamav1alpha1.PodDisruptionBudgetSpec{},
 			Autoscaling:         &llamav1alpha1.AutoscalingSpec{MaxReplicas: 2},
-			Config: &llamav1alpha1.ServerConfig{Providers: &llamav1alpha1.Providers{Inference: []llamav1alpha1.Provider{{ProviderID: "p", ProviderType: "remote::vllm"}}}},
+			Config:              &llamav1alpha1.ServerConfig{Providers: &llamav1alpha1.Providers{Inference: []llamav1alpha1.Provider{{ProviderID: "p", ProviderType: "remote::vllm"}}}},
 		}, Network: &llamav1alpha1.NetworkSpec{ExposeRoute: true}},
 	}
 	if err := k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "odh-trusted-ca-bundle"}, Data: map[string]string{"odh-ca-bundle.crt": "\n"}}); err != nil {
