@@ -22,7 +22,8 @@ func runCommand(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
-	metricsAddr := fs.String("metrics-bind-address", ":8080", "address of the metrics endpoint; 0 disables it")
+	metricsAddr := fs.String("metrics-bind-address", ":8443", "address of the metrics endpoint (HTTPS, authenticated and authorized); 0 disables it")
+	insecureMetrics := fs.Bool("metrics-insecure", false, "serve metrics over plain HTTP without authentication (local development only)")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
 	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
@@ -52,6 +53,7 @@ func runCommand(args []string, stderr io.Writer) error {
 		Watches:                 ws,
 		Namespaces:              namespaces,
 		MetricsAddr:             *metricsAddr,
+		InsecureMetrics:         *insecureMetrics,
 		ProbeAddr:               *probeAddr,
 		LeaderElection:          *leaderElect,
 		LeaderElectionNamespace: *leaderNS,

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
@@ -123,6 +124,10 @@ type ManagerOptions struct {
 	Namespaces []string
 	// MetricsAddr and ProbeAddr are bind addresses; "0" disables.
 	MetricsAddr, ProbeAddr string
+	// InsecureMetrics serves metrics over plain HTTP to anyone; by default
+	// they are served over HTTPS to clients the API server authenticates and
+	// authorizes (get on the non-resource URL /metrics).
+	InsecureMetrics bool
 	// LeaderElection and its lease namespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -154,7 +159,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		// Reads of ConfigMaps and Secrets go to the API server: they are read
 		// by name, on demand, and never cached with their data.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}}},
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
@@ -259,4 +264,14 @@ func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch, deps KindDeps) error
 		}
 	}
 	return nil
+}
+
+// metricsOptions serves metrics over HTTPS (a self-signed certificate unless
+// one is mounted) to authenticated and authorized clients only: a
+// TokenReview and a SubjectAccessReview per scrape, as kubebuilder scaffolds.
+func metricsOptions(o ManagerOptions) metricsserver.Options {
+	if o.InsecureMetrics {
+		return metricsserver.Options{BindAddress: o.MetricsAddr}
+	}
+	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
 }

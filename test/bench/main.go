@@ -94,7 +94,10 @@ func run(o options) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ai-stack-operator-system"}}); err != nil {
 		return err
 	}
-	mgr := exec.Command(o.manager, "run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system",
+	// Plain HTTP metrics: the write figures come from the operator's own
+	// client metrics, which would otherwise count the TokenReviews and
+	// SubjectAccessReviews that each authenticated scrape makes it send.
+	mgr := exec.Command(o.manager, "run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0")
 	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	mgr.Stdout, mgr.Stderr = logFile, logFile

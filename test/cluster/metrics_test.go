@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// token returns a token of a new ServiceAccount, bound to the ClusterRole if
+// one is given.
+func token(t *testing.T, ctx context.Context, name string, role *rbacv1.ClusterRole) string {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	const ns = "ai-stack-operator-system"
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if role != nil {
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+		}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Status.Token
+}
+
+// Metrics are served over HTTPS to authenticated and authorized clients only:
+// no token 401, a token without the metrics-reader role 403, with it 200.
+// The operator runs with exactly its own permissions (TokenReview and
+// SubjectAccessReview are in config/rbac).
+func TestMetricsNeedAuthorization(t *testing.T) {
+	ctx := context.Background()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "metrics_reader_role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(raw, reader); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+
+	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := controller.NewManager(operatorConfig(t, ctx), controller.ManagerOptions{
+		Watches: ws, MetricsAddr: addr, ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
+		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	// The certificate is self-signed: this checks authorization, not TLS.
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	get := func(tok string) (int, error) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	eventually(t, "the metrics endpoint", func() error { _, err := get(""); return err })
+	if code, _ := get(""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code, _ := get(token(t, ctx, "metrics-nobody", nil)); code != http.StatusForbidden {
+		t.Errorf("a token without the metrics-reader role: %d, want 403", code)
+	}
+	scraper := token(t, ctx, "metrics-scraper", reader)
+	eventually(t, "200 with the metrics-reader role", func() error {
+		if code, err := get(scraper); err != nil || code != http.StatusOK {
+			return fmt.Errorf("status %d (%v)", code, err)
+		}
+		return nil
+	})
+}
