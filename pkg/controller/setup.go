@@ -45,6 +45,9 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// errNoOperatorNamespace: without it there is nowhere to keep release records.
+var errNoOperatorNamespace = errors.New("the operator's namespace is required (--operator-namespace or $POD_NAMESPACE): Helm's release records are ConfigMaps there")
+
 // LeaderElectionID names the leader election Lease. It is the same for every
 // kind the operator serves: one leader reconciles them all.
 const LeaderElectionID = "ai-stack-operator.io"
@@ -149,6 +152,9 @@ type ManagerOptions struct {
 // NewManager builds the operator's manager: the scheme, caches limited by
 // label, one reconciler per watched kind, and health checks.
 func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
+	if o.OperatorNamespace == "" {
+		return nil, errNoOperatorNamespace
+	}
 	cacheOpts, err := CacheOptions(o.Watches, o.Namespaces)
 	if err != nil {
 		return nil, err
@@ -213,7 +219,7 @@ func SetupWithManager(mgr ctrl.Manager, ws []watches.Watch, deps KindDeps) error
 	// told otherwise; a rename of the binary must not change it.
 	helmkube.ManagedFieldsManager = ManagedBy
 	if deps.OperatorNamespace == "" {
-		return errors.New("the operator's namespace is required (--operator-namespace or $POD_NAMESPACE): Helm's release records are ConfigMaps there")
+		return errNoOperatorNamespace
 	}
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
@@ -41,4 +42,14 @@ func TestManifestObjects(t *testing.T) {
 	assert.Equal(t, []ObjectRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}, {APIVersion: "v1", Kind: "Service", Name: "s"}}, got)
 	assert.Equal(t, "d", Observation{Objects: got}.Find("Deployment"))
 	assert.Equal(t, "", Observation{Objects: got}.Find("Route"))
+}
+
+// Without the operator's namespace there is nowhere to keep release
+// records: the manager refuses to start, and says what to pass.
+func TestManagerNeedsTheOperatorNamespace(t *testing.T) {
+	ws, err := watches.Parse([]byte(`[{group: llamastack.io, version: v1alpha1, kind: LlamaStackDistribution, chart: llama-stack-distribution}]`))
+	require.NoError(t, err)
+	_, err = NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ManagerOptions{Watches: ws, MetricsAddr: "0", ProbeAddr: "0", SkipControllerNameValidation: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--operator-namespace or $POD_NAMESPACE")
 }

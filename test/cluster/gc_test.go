@@ -220,3 +220,43 @@ func TestUpdateRollsOutAndReadyFollowsThePods(t *testing.T) {
 		t.Fatalf("no Ready event: %v", err)
 	}
 }
+
+// Deleting a namespace with a CR in it finishes: the operator's finalizer
+// goes even though nothing new can be created there any more.
+func TestNamespaceDeletionFinishes(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns-delete-test"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	stop := startOperator(t)
+	defer stop()
+	cr := &llamav1alpha1.LlamaStackDistribution{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "doomed"},
+		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
+			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+		}},
+	}
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "phase Ready", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		if cr.Status.Phase != llamav1alpha1.PhaseReady {
+			return fmt.Errorf("phase %q", cr.Status.Phase)
+		}
+		return nil
+	})
+	if err := k8s.Delete(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the namespace gone", func() error {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}

@@ -87,3 +87,17 @@ func TestFailingInstallStaysBounded(t *testing.T) {
 	require.NoError(t, k8s.Delete(context.Background(), quota))
 	waitPhase(t, ns, "quota", llamav1alpha1.PhaseInitializing)
 }
+
+// Deleting a CR whose release records were deleted by hand does not hang:
+// there is nothing left to uninstall, and the finalizer goes.
+func TestDeletionAfterTheRecordsWereDeletedByHand(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "norecords")))
+	waitPhase(t, ns, "norecords", llamav1alpha1.PhaseInitializing)
+	for _, rec := range releaseRecords(t, ns, "norecords") {
+		require.NoError(t, k8s.Delete(context.Background(), &rec))
+	}
+	require.Empty(t, releaseRecords(t, ns, "norecords"))
+	require.NoError(t, k8s.Delete(context.Background(), newLLSD(ns, "norecords")))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "norecords", &llamav1alpha1.LlamaStackDistribution{}) })
+}
