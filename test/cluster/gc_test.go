@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -58,17 +59,29 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// startOperator runs the operator's manager until the returned function is called.
+// startOperator runs the operator's manager, as the cluster's administrator,
+// until the returned function is called.
 func startOperator(t *testing.T) (stop func()) {
+	t.Helper()
+	return runManager(t, cluster.Config, nil)
+}
+
+// runManager runs a manager with the suite's options (changed by tune, if
+// given) until the returned function is called.
+func runManager(t *testing.T, cfg *rest.Config, tune func(*controller.ManagerOptions)) (stop func()) {
 	t.Helper()
 	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := controller.NewManager(cluster.Config, controller.ManagerOptions{
+	o := controller.ManagerOptions{
 		Watches: ws, MetricsAddr: "0", ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
 		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
-	})
+	}
+	if tune != nil {
+		tune(&o)
+	}
+	mgr, err := controller.NewManager(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +93,42 @@ func startOperator(t *testing.T) (stop func()) {
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
 		}
+	}
+}
+
+// newCR is a one-replica starter distribution.
+func newCR(ns, name string) *llamav1alpha1.LlamaStackDistribution {
+	return &llamav1alpha1.LlamaStackDistribution{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
+			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+		}},
+	}
+}
+
+// waitPhase waits for the CR (read into cr) to reach the phase at generation
+// gen (any generation when 0).
+func waitPhase(t *testing.T, cr *llamav1alpha1.LlamaStackDistribution, phase llamav1alpha1.DistributionPhase, gen int64) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("phase %s (generation %d)", phase, gen), func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		if cr.Status.Phase != phase || (gen != 0 && cr.Status.ObservedGeneration != gen) {
+			return fmt.Errorf("phase %q at generation %d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, cr.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// goneFrom returns nil once the object does not exist.
+func goneFrom(obj client.Object) func() error {
+	return func() error {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%T %s still there (%v)", obj, obj.GetName(), err)
 	}
 }
 
@@ -106,24 +155,15 @@ func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := startOperator(t)
-	cr := &llamav1alpha1.LlamaStackDistribution{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "orphan"},
-		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 2, Server: llamav1alpha1.ServerSpec{
-			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
-		}},
-	}
+	cr := newCR(ns.Name, "orphan")
+	cr.Spec.Replicas = 2
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "phase Ready with 2 pods", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-			return err
-		}
-		if cr.Status.Phase != llamav1alpha1.PhaseReady || cr.Status.AvailableReplicas != 2 {
-			return fmt.Errorf("phase %s, %d available", cr.Status.Phase, cr.Status.AvailableReplicas)
-		}
-		return nil
-	})
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
+	if cr.Status.AvailableReplicas != 2 {
+		t.Fatalf("%d available", cr.Status.AvailableReplicas)
+	}
 	stop()
 
 	// The operator is down: remove its finalizer by hand and delete the CR.
@@ -172,23 +212,16 @@ func TestUpdateRollsOutAndReadyFollowsThePods(t *testing.T) {
 	}
 	stop := startOperator(t)
 	defer stop()
-	cr := &llamav1alpha1.LlamaStackDistribution{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "upd"},
-		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
-			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
-		}},
-	}
+	cr := newCR(ns.Name, "upd")
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
 	waitReady := func(gen int64, available int32) {
 		t.Helper()
-		eventually(t, fmt.Sprintf("phase Ready at generation %d with %d available", gen, available), func() error {
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-				return err
-			}
-			if cr.Status.ObservedGeneration != gen || cr.Status.Phase != llamav1alpha1.PhaseReady || cr.Status.AvailableReplicas != available {
-				return fmt.Errorf("generation %d, phase %s, %d available", cr.Status.ObservedGeneration, cr.Status.Phase, cr.Status.AvailableReplicas)
+		eventually(t, fmt.Sprintf("%d available at generation %d", available, gen), func() error {
+			waitPhase(t, cr, llamav1alpha1.PhaseReady, gen)
+			if cr.Status.AvailableReplicas != available {
+				return fmt.Errorf("%d available", cr.Status.AvailableReplicas)
 			}
 			return nil
 		})
@@ -231,32 +264,13 @@ func TestNamespaceDeletionFinishes(t *testing.T) {
 	}
 	stop := startOperator(t)
 	defer stop()
-	cr := &llamav1alpha1.LlamaStackDistribution{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "doomed"},
-		Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
-			Distribution: llamav1alpha1.DistributionType{Name: "starter"},
-		}},
-	}
+	cr := newCR(ns.Name, "doomed")
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "phase Ready", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-			return err
-		}
-		if cr.Status.Phase != llamav1alpha1.PhaseReady {
-			return fmt.Errorf("phase %q", cr.Status.Phase)
-		}
-		return nil
-	})
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
 	if err := k8s.Delete(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the namespace gone", func() error {
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("still there (%v)", err)
-	})
+	eventually(t, "the namespace gone", goneFrom(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name}}))
 }

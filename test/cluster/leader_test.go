@@ -2,9 +2,7 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,11 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 // writeCounter counts the writes a manager sends, leader election aside.
@@ -41,52 +37,22 @@ func TestOneLeaderReconciles(t *testing.T) {
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var writes [2]atomic.Int64
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 2)
 	for i := range writes {
 		cfg := rest.CopyConfig(cluster.Config)
 		counter := &writes[i]
 		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return writeCounter{next: rt, writes: counter} }
-		mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
-			Watches: ws, MetricsAddr: "0", ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
-			SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
-			LeaderElection: true, LeaderElectionNamespace: "ai-stack-operator-system",
+		stop := runManager(t, cfg, func(o *controller.ManagerOptions) {
+			o.LeaderElection, o.LeaderElectionNamespace = true, "ai-stack-operator-system"
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { done <- mgr.Start(runCtx) }()
+		defer stop()
 	}
-	defer func() {
-		cancel()
-		for range writes {
-			if err := <-done; err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		}
-	}()
 
-	cr := &llamav1alpha1.LlamaStackDistribution{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "led"},
-		Spec:       llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{Distribution: llamav1alpha1.DistributionType{Name: "starter"}}},
-	}
+	cr := newCR(ns.Name, "led")
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "phase Ready", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-			return err
-		}
-		if cr.Status.Phase != llamav1alpha1.PhaseReady {
-			return fmt.Errorf("phase %q", cr.Status.Phase)
-		}
-		return nil
-	})
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
 	time.Sleep(60 * time.Second)
 
 	a, b := writes[0].Load(), writes[1].Load()

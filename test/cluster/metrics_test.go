@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 // token returns a token of a new ServiceAccount, bound to the ClusterRole if
@@ -72,26 +71,8 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 
-	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := controller.NewManager(operatorConfig(t, ctx), controller.ManagerOptions{
-		Watches: ws, MetricsAddr: addr, ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
-		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(runCtx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
+	stop := runManager(t, operatorConfig(t, ctx), func(o *controller.ManagerOptions) { o.MetricsAddr = addr })
+	defer stop()
 
 	// The certificate is self-signed: this checks authorization, not TLS.
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec

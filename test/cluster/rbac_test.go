@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,8 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 // operatorConfig returns a client configuration that authenticates as a
@@ -85,26 +82,8 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
-		Watches: ws, MetricsAddr: "0", ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
-		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(runCtx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
+	stop := runManager(t, cfg, nil)
+	defer stop()
 
 	cr := &llamav1alpha1.LlamaStackDistribution{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac"},
@@ -122,19 +101,7 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase := func(phase llamav1alpha1.DistributionPhase, gen int64) {
-		t.Helper()
-		eventually(t, fmt.Sprintf("phase %s at generation %d", phase, gen), func() error {
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-				return err
-			}
-			if cr.Status.Phase != phase || cr.Status.ObservedGeneration != gen {
-				return fmt.Errorf("phase %q at %d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, cr.Status.Conditions)
-			}
-			return nil
-		})
-	}
-	waitPhase(llamav1alpha1.PhaseReady, 1)
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "rbac-ca-bundle"}, &corev1.ConfigMap{}); err != nil {
 		t.Fatalf("the CA bundle: %v", err)
 	}
@@ -143,16 +110,10 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(llamav1alpha1.PhaseReady, 2)
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 2)
 
 	if err := k8s.Delete(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the CR deleted", func() error {
-		err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), &llamav1alpha1.LlamaStackDistribution{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("still there (%v)", err)
-	})
+	eventually(t, "the CR deleted", goneFrom(&llamav1alpha1.LlamaStackDistribution{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac"}}))
 }
