@@ -11,7 +11,6 @@ assets=$(hack/tools.sh assets)
 export KUBEBUILDER_ASSETS=$assets PATH="$assets:$PATH"
 demo=.demo
 rm -rf "$demo" && mkdir -p "$demo"
-export KUBECONFIG=$root/$demo/cluster/kubeconfig
 
 pids=()
 cleanup() {
@@ -24,16 +23,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== starting a local cluster: kube-apiserver $("$assets/kube-apiserver" --version | cut -d' ' -f2), etcd, controller-manager, scheduler, 3 simulated nodes (kwok)"
-go build -o bin/controlplane ./hack/controlplane
-bin/controlplane -dir "$demo/cluster" >"$demo/controlplane.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 240); do
-  grep -q "local cluster ready" "$demo/controlplane.log" 2>/dev/null && break
-  kill -0 "${pids[0]}" 2>/dev/null || { cat "$demo/controlplane.log"; exit 1; }
-  sleep 0.5
-done
-grep -q "local cluster ready" "$demo/controlplane.log" || { echo "the local cluster did not start:"; cat "$demo/controlplane.log"; exit 1; }
+echo "== starting the local cluster (logs: $demo/cluster.log, $demo/cluster/): kube-apiserver $("$assets/kube-apiserver" --version | cut -d' ' -f2), etcd, controller-manager, scheduler, 3 simulated nodes (kwok)"
+# shellcheck source=hack/localcluster.sh
+. hack/localcluster.sh
+start_local_cluster "$demo/cluster"
+pids+=("$LOCAL_CLUSTER_PID")
 kubectl get nodes -L topology.kubernetes.io/zone
 kubectl get crd -o custom-columns=CRD:.metadata.name --no-headers | sed 's/^/installed CRD /'
 

@@ -10,16 +10,9 @@ assets=$(hack/tools.sh assets)
 export KUBEBUILDER_ASSETS=$assets PATH="$assets:$PATH"
 dir=bin/e2e-cluster
 rm -rf "$dir" && mkdir -p "$dir"
-go build -o bin/controlplane ./hack/controlplane
-bin/controlplane -dir "$dir" >"$dir/controlplane.log" 2>&1 &
-cp=$!
-stop() { kill -TERM "$cp" 2>/dev/null || true; wait "$cp" 2>/dev/null || true; }
+# shellcheck source=hack/localcluster.sh
+. hack/localcluster.sh
+stop() { kill -TERM "${LOCAL_CLUSTER_PID:-}" 2>/dev/null || true; wait "${LOCAL_CLUSTER_PID:-}" 2>/dev/null || true; }
 trap stop EXIT
-for _ in $(seq 1 120); do
-  grep -q "local cluster ready" "$dir/controlplane.log" 2>/dev/null && break
-  kill -0 "$cp" 2>/dev/null || { cat "$dir/controlplane.log"; exit 1; }
-  sleep 0.5
-done
-grep -q "local cluster ready" "$dir/controlplane.log" || { echo "the local cluster did not start:"; cat "$dir/controlplane.log"; exit 1; }
-export KUBECONFIG=$root/$dir/kubeconfig
+start_local_cluster "$dir"
 bin/kubectl-kuttl test --config test/e2e/kuttl-test.yaml "$@"
