@@ -26,17 +26,17 @@ help: ## Show this help.
 ##@ The two commands
 
 .PHONY: demo
-demo: tools build manifests ## Start a local control plane, install the CRDs, run the operator with the samples; Ctrl-C stops (DEMO_EXIT=1 exits after printing).
+demo: tools build manifests ## The local cluster, the CRDs, the operator and the samples: every sample Ready with pods, then a ConfigMap edit rolls them; Ctrl-C stops (DEMO_EXIT=1 exits).
 	hack/demo.sh
 
 .PHONY: test
-test: tools manifests generate vet ## Run every test: unit, golden render, envtest integration, kuttl e2e.
+test: tools manifests generate vet ## Run every test: unit, golden render, envtest integration, tests on the local cluster, kuttl e2e.
 	$(MAKE) test-unit test-integration test-e2e
 
 ##@ Development
 
 .PHONY: tools
-tools: ## Build the local control plane (kube-apiserver, etcd, kubectl), kuttl and controller-gen into bin/ (cached).
+tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl and controller-gen into bin/ (cached).
 	hack/tools.sh
 
 .PHONY: manifests
@@ -74,7 +74,7 @@ test-unit: ## Unit and golden render tests (no control plane).
 	go test $(GOTESTFLAGS) $$(go list ./... | grep -v /test/)
 
 .PHONY: test-integration
-test-integration: tools ## Envtest integration: the real manager against a real kube-apiserver and etcd; the local cluster's own test; the operator on the local cluster (garbage collection).
+test-integration: tools ## Envtest integration (the real manager against a real kube-apiserver and etcd) and the tests on the local cluster (GC, rollouts, RBAC, metrics, one leader).
 	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 ./test/integration/... ./test/localcluster/... ./test/cluster/...
 
 .PHONY: test-e2e
