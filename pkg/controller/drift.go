@@ -131,26 +131,23 @@ func deleteReleaseObjects(cfg *action.Configuration, history []*release.Release,
 				return nil
 			}
 			done[key] = true
-			l := liveObject{info: info}
-			helper := resource.NewHelper(info.Client, info.Mapping)
-			existing, err := helper.Get(info.Namespace, info.Name)
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("read %s: %w", l.ref(), err)
-			}
-			m, err := meta.Accessor(existing)
-			if err != nil {
+			l, conflict, err := readLive(info, own)
+			switch {
+			case err != nil:
 				return err
-			}
-			if err := own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()); err != nil {
+			case l.existing == nil:
+				return nil
+			case conflict != nil:
 				left = append(left, l.ref())
 				return nil
 			}
+			m, err := meta.Accessor(l.existing)
+			if err != nil {
+				return err
+			}
 			uid := m.GetUID()
 			background := metav1.DeletePropagationBackground
-			_, err = helper.DeleteWithOptions(info.Namespace, info.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+			_, err = resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil:

@@ -76,26 +76,37 @@ func checkOwnership(cfg *action.Configuration, manifest string, own guard.Owners
 		if err != nil {
 			return err
 		}
-		l := liveObject{info: info}
-		existing, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		l, conflict, err := readLive(info, own)
 		switch {
-		case apierrors.IsNotFound(err):
 		case err != nil:
-			return fmt.Errorf("read %s: %w", l.ref(), err)
-		default:
-			m, err := meta.Accessor(existing)
-			if err != nil {
-				return err
-			}
-			if err := own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()); err != nil {
-				return err
-			}
-			l.existing = existing
+			return err
+		case conflict != nil:
+			return conflict
 		}
 		out = append(out, l)
 		return nil
 	})
 	return out, err
+}
+
+// readLive reads the live state of one object of a manifest (existing is nil
+// when it does not exist) and checks that it is the operator's: conflict is
+// the *guard.Conflict of an object that exists and is not.
+func readLive(info *resource.Info, own guard.Ownership) (l liveObject, conflict, err error) {
+	l = liveObject{info: info}
+	existing, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return l, nil, nil
+	case err != nil:
+		return l, nil, fmt.Errorf("read %s: %w", l.ref(), err)
+	}
+	m, err := meta.Accessor(existing)
+	if err != nil {
+		return l, nil, err
+	}
+	l.existing = existing
+	return l, own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()), nil
 }
 
 // userError is a problem the user (or the administrator) fixes: it is
@@ -118,7 +129,7 @@ func asUserError(err error) (userError, bool) {
 		return c, true
 	}
 	if apierrors.IsInvalid(err) {
-		return &reasonError{reason: "InvalidSpec", message: "the API server refused an object rendered from the spec: " + err.Error()}, true
+		return &reasonError{reason: reasonInvalidSpec, message: "the API server refused an object rendered from the spec: " + err.Error()}, true
 	}
 	return nil, false
 }

@@ -298,6 +298,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 const (
+	// reasonInvalidSpec: the user must change the spec.
+	reasonInvalidSpec  = "InvalidSpec"
 	reasonNameConflict = "NameConflict"
 	// reasonReleaseBusy: the release is pending, younger than the grace period.
 	reasonReleaseBusy = "ReleaseBusy"
@@ -368,7 +370,7 @@ func (r *Reconciler) failed(obj client.Object, reason, relName string, err error
 // Helm does, so that a violation is an invalid spec, not a failed install.
 func (r *Reconciler) checkValues(vals map[string]any) *status.Failure {
 	if err := chartutil.ValidateAgainstSchema(r.chart.Chart, vals); err != nil {
-		return &status.Failure{Reason: "InvalidSpec", Message: "the spec translates into chart values the chart refuses: " + strings.TrimSpace(err.Error())}
+		return &status.Failure{Reason: reasonInvalidSpec, Message: "the spec translates into chart values the chart refuses: " + strings.TrimSpace(err.Error())}
 	}
 	return nil
 }
@@ -392,7 +394,7 @@ func (r *Reconciler) refused(obj client.Object, digest string) *status.Failure {
 // remember records the outcome of sending values: a refusal by the API
 // server (InvalidSpec) is kept; anything else forgets an earlier one.
 func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failure) {
-	if f != nil && f.Reason == "InvalidSpec" {
+	if f != nil && f.Reason == reasonInvalidSpec {
 		r.refusals.Store(obj.GetUID(), refusal{digest: digest, failure: *f})
 		return
 	}

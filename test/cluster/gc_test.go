@@ -107,8 +107,8 @@ func newCR(ns, name string) *llamav1alpha1.LlamaStackDistribution {
 }
 
 // waitPhase waits for the CR (read into cr) to reach the phase at generation
-// gen (any generation when 0).
-func waitPhase(t *testing.T, cr *llamav1alpha1.LlamaStackDistribution, phase llamav1alpha1.DistributionPhase, gen int64) {
+// gen (any generation when 0) with at least min available replicas.
+func waitPhase(t *testing.T, cr *llamav1alpha1.LlamaStackDistribution, phase llamav1alpha1.DistributionPhase, gen int64, min ...int32) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("phase %s (generation %d)", phase, gen), func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(cr), cr); err != nil {
@@ -116,6 +116,9 @@ func waitPhase(t *testing.T, cr *llamav1alpha1.LlamaStackDistribution, phase lla
 		}
 		if cr.Status.Phase != phase || (gen != 0 && cr.Status.ObservedGeneration != gen) {
 			return fmt.Errorf("phase %q at generation %d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, cr.Status.Conditions)
+		}
+		if len(min) > 0 && cr.Status.AvailableReplicas < min[0] {
+			return fmt.Errorf("%d available, want %d", cr.Status.AvailableReplicas, min[0])
 		}
 		return nil
 	})
@@ -160,10 +163,7 @@ func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
-	if cr.Status.AvailableReplicas != 2 {
-		t.Fatalf("%d available", cr.Status.AvailableReplicas)
-	}
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0, 2)
 	stop()
 
 	// The operator is down: remove its finalizer by hand and delete the CR.
@@ -216,24 +216,14 @@ func TestUpdateRollsOutAndReadyFollowsThePods(t *testing.T) {
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitReady := func(gen int64, available int32) {
-		t.Helper()
-		eventually(t, fmt.Sprintf("%d available at generation %d", available, gen), func() error {
-			waitPhase(t, cr, llamav1alpha1.PhaseReady, gen)
-			if cr.Status.AvailableReplicas != available {
-				return fmt.Errorf("%d available", cr.Status.AvailableReplicas)
-			}
-			return nil
-		})
-	}
-	waitReady(1, 1)
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1, 1)
 
 	cr.Spec.Replicas = 2
 	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/example/llama:v2"}
 	if err := k8s.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(2, 2)
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 2, 2)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	pods, err := cs.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=upd"})
 	if err != nil {

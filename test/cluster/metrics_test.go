@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 )
@@ -56,14 +53,7 @@ func token(t *testing.T, ctx context.Context, name string, role *rbacv1.ClusterR
 // SubjectAccessReview are in config/rbac).
 func TestMetricsNeedAuthorization(t *testing.T) {
 	ctx := context.Background()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "metrics_reader_role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(raw, reader); err != nil {
-		t.Fatal(err)
-	}
+	reader := clusterRole(t, "metrics_reader_role.yaml")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

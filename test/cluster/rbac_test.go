@@ -19,12 +19,10 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 )
 
-// operatorConfig returns a client configuration that authenticates as a
-// ServiceAccount bound to exactly config/rbac/role.yaml (the operator's
-// ClusterRole), not as the cluster's administrator.
-func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
+// clusterRole reads a ClusterRole of config/rbac.
+func clusterRole(t *testing.T, file string) *rbacv1.ClusterRole {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +30,15 @@ func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
 	if err := yaml.UnmarshalStrict(raw, role); err != nil {
 		t.Fatal(err)
 	}
+	return role
+}
+
+// operatorConfig returns a client configuration that authenticates as a
+// ServiceAccount bound to exactly config/rbac/role.yaml (the operator's
+// ClusterRole), not as the cluster's administrator.
+func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
+	t.Helper()
+	role := clusterRole(t, "role.yaml")
 	role.Name = "rbac-test-manager-role"
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	const ns, sa = "ai-stack-operator-system", "rbac-test-operator"
