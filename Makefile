@@ -52,6 +52,7 @@ generate: tools ## Generate deepcopy code.
 verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- config pkg/apis || { echo "generated files drift: run 'make manifests generate' and commit"; exit 1; }
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 5242880 {print $$2}'); test -z "$$big" || { echo "tracked files over 5 MiB (build output? add them to .gitignore and git rm --cached them):"; echo "$$big"; exit 1; }
 
 .PHONY: fmt
 fmt: ## Run gofmt.
