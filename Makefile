@@ -42,7 +42,7 @@ tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager
 .PHONY: manifests
 manifests: tools ## Generate the CRDs and RBAC from the API types and markers.
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./pkg/controller/... output:rbac:dir=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/controller/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate
 generate: tools ## Generate deepcopy code.

@@ -21,6 +21,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
@@ -86,17 +87,18 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	return renderCRs(in, stdout, opts)
 }
 
-// capabilityLine says which optional APIs the render assumed.
-func capabilityLine(apis []string) string {
-	has := func(gv string) string {
-		for _, a := range apis {
-			if a == gv || strings.HasPrefix(a, gv+"/") {
-				return "yes"
-			}
+// capabilityLine says which of a kind's optional APIs the render assumed.
+func capabilityLine(optional []schema.GroupVersionKind, apis []string) string {
+	caps := release.CapabilitiesFromAPIVersions(apis, optional)
+	var parts []string
+	for _, gvk := range optional {
+		served := "no"
+		if caps.Has(gvk) {
+			served = "yes"
 		}
-		return "no"
+		parts = append(parts, gvk.GroupVersion().String()+": "+served)
 	}
-	return fmt.Sprintf("route.openshift.io/v1: %s, monitoring.coreos.com/v1: %s, security.openshift.io/v1: %s", has("route.openshift.io/v1"), has("monitoring.coreos.com/v1"), has("security.openshift.io/v1"))
+	return strings.Join(parts, ", ")
 }
 
 // renderer renders CRs offline exactly as the operator would: admission as
@@ -158,16 +160,17 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	if err := r.admission.Admit(context.Background(), u); err != nil {
 		return "", err
 	}
-	kind, err := controller.KindFor(*w, controller.KindDeps{OperatorNamespace: r.opts.operatorNamespace})
+	kind, err := controller.KindFor(*w, controller.Deps{OperatorNamespace: r.opts.operatorNamespace})
 	if err != nil {
 		return "", err
 	}
-	inputs, err := kind.OfflineInputs(r.apis)
-	if err != nil {
-		return "", err
-	}
-	obj := kind.NewObject()
+	meta := kind.Meta()
+	obj := meta.NewObject()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
+		return "", err
+	}
+	inputs, err := kind.OfflineInputs(obj, release.CapabilitiesFromAPIVersions(r.apis, meta.OptionalAPIs))
+	if err != nil {
 		return "", err
 	}
 	vals, err := kind.Values(obj, inputs)
@@ -176,7 +179,7 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	}
 	c := r.charts[w.Chart]
 	manifest, err := render.Render(c.Chart, vals, render.Options{
-		ReleaseName: naming.ReleaseName(kind.ReleasePrefix(), obj.GetNamespace(), obj.GetName()),
+		ReleaseName: naming.ReleaseName(meta.ReleasePrefix, obj.GetNamespace(), obj.GetName()),
 		Namespace:   obj.GetNamespace(),
 		KubeVersion: r.opts.kubeVersion,
 		APIVersions: r.apis,
@@ -237,7 +240,11 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
 		}
-		fmt.Fprintf(&buf, "# %s %s/%s (chart %s; %s)\n%s", gvk.Kind, u.GetNamespace(), u.GetName(), w.Chart, capabilityLine(r.apis), manifest)
+		meta, err := controller.MetaFor(*w)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&buf, "# %s %s/%s (chart %s; %s)\n%s", gvk.Kind, u.GetNamespace(), u.GetName(), w.Chart, capabilityLine(meta.OptionalAPIs, r.apis), manifest)
 	}
 	if count == 0 {
 		return fmt.Errorf("the input holds no CR of a kind this operator serves (%d documents read)", docs)

@@ -1,5 +1,6 @@
-// Package controller wires the operator: one Helm release reconciler per kind
-// in watches.yaml, on helm-operator-plugins' action client, with caches
-// limited by label. Business rules live in pkg/values and pkg/status; this
-// package only gathers inputs, calls them and writes the results.
+// Package controller is the registry of the kinds the operator serves (their
+// schemes and how each is built) and the manager wiring: caches limited by
+// label, one release reconciler per watches.yaml entry, the release sweep,
+// metrics and health checks. It holds no business rules: the reconciler is
+// pkg/release, each kind is pkg/kinds/<kind>.
 package controller

@@ -5,7 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 )
 
 // These names are what a running install owns things by: renaming any of
@@ -13,11 +14,14 @@ import (
 // CR that exists. A change here needs a migration, not a test update.
 func TestUpgradeInvariants(t *testing.T) {
 	assert.Equal(t, "ai-stack-operator.io", LeaderElectionID, "leader election lease")
-	assert.Equal(t, "ai-stack-operator", ManagedBy, "event source and Helm's field manager")
-	assert.Equal(t, "ai-stack-operator.io/uninstall", Finalizer)
-	assert.Equal(t, "ai-stack-operator.io/managed", LabelManaged, "cache selector of every object the operator owns")
-	assert.Equal(t, "ai-stack-operator.io/chart-digest", LabelChartDigest)
-	assert.Equal(t, "llsd", (&LlamaStack{}).ReleasePrefix(), "Helm release names")
-	assert.Equal(t, "configmap.hash/user-config", values.AnnotationUserConfigHash, "upstream's restart annotation")
-	assert.Equal(t, "configmap.hash/ca-bundle", values.AnnotationCABundleHash, "upstream's restart annotation")
+	assert.Equal(t, "ai-stack-operator", release.ManagedBy, "event source and Helm's field manager")
+	assert.Equal(t, "ai-stack-operator.io/uninstall", release.Finalizer)
+	assert.Equal(t, "ai-stack-operator.io/managed", release.LabelManaged, "cache selector of every object the operator owns")
+	assert.Equal(t, "ai-stack-operator.io/chart-digest", release.LabelChartDigest)
+	assert.Equal(t, "ai-stack-operator.io/owner-kind", release.LabelOwnerKind, "the sweep finds a record's CR by these")
+	assert.Equal(t, "ai-stack-operator.io/owner-namespace", release.LabelOwnerNamespace)
+	assert.Equal(t, "ai-stack-operator.io/owner-uid", release.LabelOwnerUID)
+	assert.Equal(t, "llsd", llamastack.Meta().ReleasePrefix, "Helm release names")
+	assert.Equal(t, "configmap.hash/user-config", llamastack.AnnotationUserConfigHash, "upstream's restart annotation")
+	assert.Equal(t, "configmap.hash/ca-bundle", llamastack.AnnotationCABundleHash, "upstream's restart annotation")
 }

@@ -1,19 +1,11 @@
 package controller
 
-// The operator's permissions, generated into config/rbac/role.yaml by `make manifests`.
+// The operator's own permissions, whatever kinds it serves, generated into
+// config/rbac/role.yaml (with each kind's rules, in pkg/kinds/<kind>) by
+// `make manifests`: events, and the reviews that guard the metrics endpoint.
 // No Secret verb at all: Helm's release records are ConfigMaps in the
-// operator's namespace, and the charts render no Secrets.
+// operator's namespace (config/rbac's Role there).
 //
-// +kubebuilder:rbac:groups=llamastack.io,resources=llamastackdistributions,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=llamastack.io,resources=llamastackdistributions/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=llamastack.io,resources=llamastackdistributions/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;persistentvolumeclaims;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies;ingresses,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=route.openshift.io,resources=routes,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;update;patch;delete

@@ -1,30 +1,38 @@
 package controller
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
+const llsdWatch = `[{group: llamastack.io, version: v1alpha1, kind: LlamaStackDistribution, chart: llama-stack-distribution}]`
+
 func TestCacheOptionsSelectOnlyTheOperatorsObjects(t *testing.T) {
-	ws, err := watches.Parse([]byte(`[{group: llamastack.io, version: v1alpha1, kind: LlamaStackDistribution, chart: llama-stack-distribution}]`))
+	ws, err := watches.Parse([]byte(llsdWatch))
 	require.NoError(t, err)
 	opts, err := CacheOptions(ws, []string{"a", "b"})
 	require.NoError(t, err)
-	require.Len(t, opts.ByObject, 8)
+	cached := map[string]bool{}
 	for obj, by := range opts.ByObject {
 		require.NotNil(t, by.Label, "%T must be cached by label", obj)
-		assert.Equal(t, LabelManaged+"=true", by.Label.String(), "%T", obj)
+		assert.Equal(t, release.LabelManaged+"=true", by.Label.String(), "%T", obj)
 		switch obj.(type) {
 		case *corev1.Secret, *corev1.ConfigMap:
 			t.Errorf("%T must not be cached with its data", obj)
 		}
+		cached[fmt.Sprintf("%T", obj)] = true
 	}
+	assert.Equal(t, typeNames(llamastack.Meta().OwnedTypes), cached, "every owned type, and nothing else, is cached by label")
 	assert.Len(t, opts.DefaultNamespaces, 2)
 
 	all, err := CacheOptions(ws, nil)
@@ -33,21 +41,48 @@ func TestCacheOptionsSelectOnlyTheOperatorsObjects(t *testing.T) {
 }
 
 func TestKindForUnknownKind(t *testing.T) {
-	_, err := KindFor(watches.Watch{Group: "example.com", Version: "v1", Kind: "Nope", Chart: "x"}, KindDeps{})
-	assert.ErrorContains(t, err, "does not serve")
+	w := watches.Watch{Group: "example.com", Version: "v1", Kind: "Nope", Chart: "x"}
+	_, err := KindFor(w, Deps{})
+	assert.EqualError(t, err, "watches.yaml lists example.com/v1, Kind=Nope, which this operator does not serve")
+	_, err = MetaFor(w)
+	assert.Error(t, err)
+	_, err = CacheOptions([]watches.Watch{w}, nil)
+	assert.Error(t, err)
 }
 
-func TestManifestObjects(t *testing.T) {
-	got := manifestObjects("---\n# Source: a\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n---\n# empty\n")
-	assert.Equal(t, []ObjectRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}, {APIVersion: "v1", Kind: "Service", Name: "s"}}, got)
-	assert.Equal(t, "d", Observation{Objects: got}.Find("Deployment"))
-	assert.Equal(t, "", Observation{Objects: got}.Find("Route"))
+// Every kind of the registry is in the scheme, and its meta is complete.
+func TestRegistryKindsAreComplete(t *testing.T) {
+	s := Scheme()
+	for _, e := range registry {
+		m := e.meta()
+		assert.True(t, s.Recognizes(m.GVK), "%s is not in the scheme", m.GVK)
+		assert.NotEmpty(t, m.ReleasePrefix, m.GVK.Kind)
+		assert.NotEmpty(t, m.OwnedTypes, m.GVK.Kind)
+		var obj client.Object = m.NewObject()
+		gvks, _, err := s.ObjectKinds(obj)
+		require.NoError(t, err)
+		assert.Contains(t, gvks, m.GVK, "NewObject is a %T", obj)
+		_, _, err = s.ObjectKinds(m.NewList())
+		require.NoError(t, err)
+		built := e.new(Deps{}).Meta()
+		assert.Equal(t, m.GVK, built.GVK, "the built kind describes itself as the registry does")
+		assert.Equal(t, m.ReleasePrefix, built.ReleasePrefix)
+		assert.Equal(t, typeNames(m.OwnedTypes), typeNames(built.OwnedTypes))
+	}
+}
+
+func typeNames(objs []client.Object) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		out[fmt.Sprintf("%T", o)] = true
+	}
+	return out
 }
 
 // Without the operator's namespace there is nowhere to keep release
 // records: the manager refuses to start, and says what to pass.
 func TestManagerNeedsTheOperatorNamespace(t *testing.T) {
-	ws, err := watches.Parse([]byte(`[{group: llamastack.io, version: v1alpha1, kind: LlamaStackDistribution, chart: llama-stack-distribution}]`))
+	ws, err := watches.Parse([]byte(llsdWatch))
 	require.NoError(t, err)
 	_, err = NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ManagerOptions{Watches: ws, MetricsAddr: "0", ProbeAddr: "0", SkipControllerNameValidation: true})
 	require.Error(t, err)

@@ -62,9 +62,6 @@ func (v *Violation) Error() string {
 	return fmt.Sprintf("refused to apply the rendered manifest: document %d (%s) %s", v.Document, what, v.Rule)
 }
 
-// Reason is the condition reason of a CR whose manifest is refused.
-func (v *Violation) Reason() string { return "InvalidSpec" }
-
 // Annotations Helm reads from rendered objects.
 const (
 	annotationHook           = "helm.sh/hook"

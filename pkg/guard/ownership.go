@@ -46,9 +46,6 @@ func (c *Conflict) Error() string {
 	return fmt.Sprintf("%s exists and was not created by the operator for this resource (%s); the operator neither overwrites nor deletes it: rename or delete that object, or rename the custom resource", c.Object, c.Why)
 }
 
-// Reason is the condition reason of a CR with a name conflict.
-func (c *Conflict) Reason() string { return "NameConflict" }
-
 // Check returns nil when the object is the operator's for this CR, and a
 // *Conflict naming the object otherwise. An object is the operator's when it
 // carries the operator's label, Helm's annotations of this release (for Helm

@@ -46,13 +46,13 @@ func TestChildName(t *testing.T) {
 }
 
 func TestServiceName(t *testing.T) {
-	assert.Equal(t, "demo-service", ServiceName("demo"), "valid names keep the upstream Service name")
+	assert.Equal(t, "demo-service", ServiceName("demo", "-service"), "valid names keep the upstream Service name")
 	for _, name := range []string{"my.llama", "1st", "0", "a.b.c", "9.9", strings.Repeat("a.", 120) + "b", "x" + strings.Repeat("1", 252)} {
-		got := ServiceName(name)
+		got := ServiceName(name, "-service")
 		assert.Empty(t, validation.IsDNS1035Label(got), "%q -> %q", name, got)
 		assert.True(t, strings.HasSuffix(got, "-service"), got)
 	}
-	assert.NotEqual(t, ServiceName("a.b"), ServiceName("a-b"), "names that differ only by dots stay distinct")
-	assert.Equal(t, "my-llama-"+ServiceName("my.llama")[9:17]+"-service", ServiceName("my.llama"))
-	assert.True(t, strings.HasPrefix(ServiceName("1st"), "s-1st-"), ServiceName("1st"))
+	assert.NotEqual(t, ServiceName("a.b", "-service"), ServiceName("a-b", "-service"), "names that differ only by dots stay distinct")
+	assert.Equal(t, "my-llama-"+ServiceName("my.llama", "-service")[9:17]+"-service", ServiceName("my.llama", "-service"))
+	assert.True(t, strings.HasPrefix(ServiceName("1st", "-service"), "s-1st-"), ServiceName("1st", "-service"))
 }

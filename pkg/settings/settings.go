@@ -1,75 +1,47 @@
-// Package settings parses the operator's own settings: the ConfigMap an
-// administrator edits (default ai-stack-operator-config in the operator's
-// namespace) and RELATED_IMAGE_* environment variables, which OLM sets from
-// the bundle's relatedImages for disconnected installs. Pure: no API calls.
+// Package settings reads the operator's own settings, kind by kind: the
+// ConfigMap an administrator edits (default ai-stack-operator-config in the
+// operator's namespace) and RELATED_IMAGE_* environment variables, which OLM
+// sets from the bundle's relatedImages for disconnected installs. Each kind
+// declares and reads its own keys with these helpers, so that a bad key is
+// reported (InvalidOperatorSettings) only on the CRs of the kinds it
+// concerns. Pure: no API calls.
 package settings
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
-// Keys of the settings ConfigMap.
-const (
-	// KeyImageOverrides holds a YAML map of distribution name -> image.
-	KeyImageOverrides = "image-overrides"
-	// KeyNetworkPolicy is "enabled" (default) or "disabled".
-	KeyNetworkPolicy = "network-policy"
-	// KeyCrossNamespaceCABundles is "disabled" (default) or "enabled": whether
-	// spec.server.tlsConfig.caBundle may name a ConfigMap of another namespace.
-	KeyCrossNamespaceCABundles = "cross-namespace-ca-bundles"
-	// KeyProgressDeadlineSeconds is the server Deployments' progressDeadlineSeconds:
-	// how long a rollout may make no progress before it is reported stuck
-	// (Kubernetes' default, 600, when unset).
-	KeyProgressDeadlineSeconds = "progress-deadline-seconds"
-	// RelatedImagePrefix starts the environment variables that override
-	// distribution images: RELATED_IMAGE_REMOTE_VLLM for remote-vllm.
-	RelatedImagePrefix = "RELATED_IMAGE_"
-)
+// RelatedImagePrefix starts the environment variables that override images:
+// RELATED_IMAGE_REMOTE_VLLM for the image named remote-vllm.
+const RelatedImagePrefix = "RELATED_IMAGE_"
 
-// Settings are the operator-wide settings in force.
-type Settings struct {
-	// Distributions maps distribution names to images, overrides applied.
-	Distributions distributions.Table
-	// NetworkPolicy is false when the administrator turned NetworkPolicies off.
-	NetworkPolicy bool
-	// CrossNamespaceCABundles is true when CRs may read CA ConfigMaps of other namespaces.
-	CrossNamespaceCABundles bool
-	// ProgressDeadlineSeconds of the server Deployments; 0 leaves Kubernetes' default (600).
-	ProgressDeadlineSeconds int32
+// Invalid is the failure of a settings key, which the administrator fixes in
+// the ConfigMap; its message names the key.
+func Invalid(key, format string, args ...any) *status.Failure {
+	return &status.Failure{Reason: status.ReasonInvalidOperatorSettings, Field: "operator settings, key " + key, Message: fmt.Sprintf(format, args...)}
 }
 
-// Error is a settings problem the administrator fixes in the ConfigMap.
-type Error struct {
-	// Key of the ConfigMap that is wrong.
-	Key string
-	// Message says what is wrong and how to fix it.
-	Message string
+// EnvName is the RELATED_IMAGE_ variable of an image name.
+func EnvName(name string) string {
+	return RelatedImagePrefix + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("operator settings, key %s: %s", e.Key, e.Message) }
-
-// Reason is the condition reason for CRs that cannot be reconciled because of it.
-func (e *Error) Reason() string { return "InvalidOperatorSettings" }
-
-// EnvName is the RELATED_IMAGE_ variable of a distribution name.
-func EnvName(distribution string) string {
-	return RelatedImagePrefix + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(distribution))
-}
-
-// Parse builds the settings from the embedded table, the environment
-// (os.Environ form) and the ConfigMap's data (nil when it does not exist).
-// Precedence for images: ConfigMap, then RELATED_IMAGE_*, then the table.
-func Parse(base distributions.Table, environ []string, data map[string]string) (Settings, error) {
-	s := Settings{Distributions: distributions.Table{}, NetworkPolicy: true}
-	for name, img := range base {
-		s.Distributions[name] = img
+// Images returns base with overrides applied, by precedence: the YAML map
+// of name -> image under key in data, then RELATED_IMAGE_<NAME> from environ
+// (os.Environ form), then base. Names the map adds to base are kept. what
+// says what the names name, for messages ("distribution").
+func Images(base map[string]string, environ []string, data map[string]string, key, what string) (map[string]string, error) {
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
 	}
 	env := map[string]string{}
 	for _, kv := range environ {
@@ -77,48 +49,30 @@ func Parse(base distributions.Table, environ []string, data map[string]string) (
 			env[k] = v
 		}
 	}
-	for _, name := range base.Names() {
+	for _, name := range slices.Sorted(maps.Keys(base)) {
 		if img, ok := env[EnvName(name)]; ok {
-			s.Distributions[name] = img
+			out[name] = img
 		}
 	}
-
-	if raw, ok := data[KeyImageOverrides]; ok && strings.TrimSpace(raw) != "" {
-		overrides := map[string]string{}
-		if err := yaml.UnmarshalStrict([]byte(raw), &overrides); err != nil {
-			return s, &Error{Key: KeyImageOverrides, Message: fmt.Sprintf("must be a YAML map of distribution name to image: %v", err)}
-		}
-		names := make([]string, 0, len(overrides))
-		for n := range overrides {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if strings.TrimSpace(overrides[n]) == "" {
-				return s, &Error{Key: KeyImageOverrides, Message: fmt.Sprintf("the image of %q is empty", n)}
-			}
-			s.Distributions[n] = overrides[n]
-		}
+	raw, ok := data[key]
+	if !ok || strings.TrimSpace(raw) == "" {
+		return out, nil
 	}
-	var err error
-	if s.NetworkPolicy, err = switchValue(data, KeyNetworkPolicy, true); err != nil {
-		return s, err
+	overrides := map[string]string{}
+	if err := yaml.UnmarshalStrict([]byte(raw), &overrides); err != nil {
+		return out, Invalid(key, "must be a YAML map of %s name to image: %v", what, err)
 	}
-	if s.CrossNamespaceCABundles, err = switchValue(data, KeyCrossNamespaceCABundles, false); err != nil {
-		return s, err
-	}
-	if v := strings.TrimSpace(data[KeyProgressDeadlineSeconds]); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 1 {
-			return s, &Error{Key: KeyProgressDeadlineSeconds, Message: fmt.Sprintf("must be a whole number of seconds, 1 or more, got %q", v)}
+	for _, n := range slices.Sorted(maps.Keys(overrides)) {
+		if strings.TrimSpace(overrides[n]) == "" {
+			return out, Invalid(key, "the image of %q is empty", n)
 		}
-		s.ProgressDeadlineSeconds = int32(n)
+		out[n] = overrides[n]
 	}
-	return s, nil
+	return out, nil
 }
 
-// switchValue reads an enabled/disabled key.
-func switchValue(data map[string]string, key string, def bool) (bool, error) {
+// Switch reads an enabled/disabled key; def when it is unset.
+func Switch(data map[string]string, key string, def bool) (bool, error) {
 	switch v := strings.TrimSpace(data[key]); v {
 	case "":
 		return def, nil
@@ -127,6 +81,19 @@ func switchValue(data map[string]string, key string, def bool) (bool, error) {
 	case "disabled":
 		return false, nil
 	default:
-		return def, &Error{Key: key, Message: fmt.Sprintf("must be enabled or disabled, got %q", v)}
+		return def, Invalid(key, "must be enabled or disabled, got %q", v)
 	}
+}
+
+// Seconds reads a whole number of seconds, 1 or more; 0 when it is unset.
+func Seconds(data map[string]string, key string) (int32, error) {
+	v := strings.TrimSpace(data[key])
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 1 {
+		return 0, Invalid(key, "must be a whole number of seconds, 1 or more, got %q", v)
+	}
+	return int32(n), nil
 }

@@ -23,24 +23,14 @@ const (
 	TypeTrustReady = "TrustReady"
 )
 
-// Failure is why the operator could not apply the current spec.
-type Failure struct {
-	// Reason is a CamelCase reason for the Reconciled condition (InvalidSpec, InstallFailed, ...).
-	Reason string
-	// Message names the field or object and the fix.
-	Message string
-}
-
-// Transition is a condition whose status changed, for an event.
+// Transition is a condition whose status changed (or that is new), for an event.
 type Transition struct {
 	Condition metav1.Condition
-	// Previous is the status before, empty when the condition is new.
-	Previous metav1.ConditionStatus
 }
 
-// setCondition sets a condition, stamping observedGeneration, and keeps
+// Set sets a condition, stamping observedGeneration, and keeps
 // lastTransitionTime when the status is unchanged.
-func setCondition(conds *[]metav1.Condition, c metav1.Condition, generation int64, now metav1.Time) {
+func Set(conds *[]metav1.Condition, c metav1.Condition, generation int64, now metav1.Time) {
 	c.Message = capMessage(c.Message)
 	c.ObservedGeneration = generation
 	c.LastTransitionTime = now
@@ -56,7 +46,7 @@ func Transitions(before, after []metav1.Condition) []Transition {
 		case prev == nil:
 			out = append(out, Transition{Condition: c})
 		case prev.Status != c.Status:
-			out = append(out, Transition{Condition: c, Previous: prev.Status})
+			out = append(out, Transition{Condition: c})
 		}
 	}
 	return out

@@ -32,8 +32,8 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
 	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 )
 
@@ -211,7 +211,7 @@ func run(o options) error {
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: "llsd-000"}, d); err != nil {
 				return err
 			}
-			if got := d.Spec.Template.Annotations[values.AnnotationUserConfigHash]; got != want {
+			if got := d.Spec.Template.Annotations[llamastack.AnnotationUserConfigHash]; got != want {
 				return fmt.Errorf("hash %s", got)
 			}
 			return nil

@@ -10,7 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	helmtime "helm.sh/helm/v3/pkg/time"
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,8 +23,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -57,7 +57,7 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	require.NoError(t, k8s.Create(context.Background(), cr))
 
 	got := waitPhase(t, ns, "demo", llamav1alpha1.PhaseInitializing)
-	assert.Contains(t, got.Finalizers, controller.Finalizer)
+	assert.Contains(t, got.Finalizers, release.Finalizer)
 	assert.Equal(t, "http://demo-service."+ns+".svc.cluster.local:8321", got.Status.ServiceURL)
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status)
 	assert.Equal(t, metav1.ConditionFalse, condition(got, status.TypeDeploymentReady).Status)
@@ -72,7 +72,7 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	assert.Equal(t, distributions.Default()["starter"], dep.Spec.Template.Spec.Containers[0].Image)
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
 	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type, "RWO storage needs Recreate")
-	assert.Equal(t, "true", dep.Labels[controller.LabelManaged])
+	assert.Equal(t, "true", dep.Labels[release.LabelManaged])
 	assert.Equal(t, "Helm", dep.Labels["app.kubernetes.io/managed-by"])
 	assert.Equal(t, map[string]string{"app": "llama-stack", "app.kubernetes.io/instance": "demo"}, dep.Spec.Selector.MatchLabels)
 	assert.Equal(t, "demo-sa", dep.Spec.Template.Spec.ServiceAccountName)
@@ -96,9 +96,9 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	secrets := releaseRecords(t, ns, "demo")
 	require.Len(t, secrets, 1)
 	assert.Equal(t, releaseKey(ns, "demo", 1), secrets[0].Name)
-	assert.Equal(t, string(got.UID), secrets[0].Labels[controller.LabelOwnerUID])
-	assert.Equal(t, ns, secrets[0].Labels[controller.LabelOwnerNamespace])
-	assert.Equal(t, "true", secrets[0].Labels[controller.LabelManaged])
+	assert.Equal(t, string(got.UID), secrets[0].Labels[release.LabelOwnerUID])
+	assert.Equal(t, ns, secrets[0].Labels[release.LabelOwnerNamespace])
+	assert.Equal(t, "true", secrets[0].Labels[release.LabelManaged])
 	eventually(t, "Installed event", func() error { return hasReason(t, ns, "demo", "Installed") })
 }
 
@@ -320,7 +320,7 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 	store := driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace))
 	rel, err := store.Get(releaseKey(ns, "stuck", 1))
 	require.NoError(t, err)
-	rel.Info.Status = release.StatusPendingUpgrade
+	rel.Info.Status = helmrelease.StatusPendingUpgrade
 	rel.Info.LastDeployed = helmtime.Time{Time: time.Now()}
 	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), rel))
 
@@ -344,7 +344,7 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 	time.Sleep(5 * reconcilePeriod)
 	pending, err := store.Get(releaseKey(ns, "stuck", 1))
 	require.NoError(t, err)
-	assert.Equal(t, release.StatusPendingUpgrade, pending.Info.Status, "a pending release younger than the grace period is not touched")
+	assert.Equal(t, helmrelease.StatusPendingUpgrade, pending.Info.Status, "a pending release younger than the grace period is not touched")
 
 	// One left pending longer than the grace period is a killed operator's.
 	pending.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-10 * time.Minute)}

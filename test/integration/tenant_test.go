@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -211,14 +211,14 @@ func TestForeignFinalizerIsKept(t *testing.T) {
 	waitCondition(t, ns, "shared", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	stale := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, get(ns, "shared", stale))
-	assert.ElementsMatch(t, []string{"example.com/keep", controller.Finalizer}, stale.Finalizers)
+	assert.ElementsMatch(t, []string{"example.com/keep", release.Finalizer}, stale.Finalizers)
 
 	// Another controller adds its finalizer after the operator's last read:
 	// a patch from the stale copy must fail, not drop it.
 	fresh := stale.DeepCopy()
 	fresh.Finalizers = append(fresh.Finalizers, "example.com/other")
 	require.NoError(t, k8s.Update(context.Background(), fresh))
-	err := controller.RemoveFinalizer(context.Background(), k8s, stale.DeepCopy())
+	err := release.RemoveFinalizer(context.Background(), k8s, stale.DeepCopy())
 	require.True(t, apierrors.IsConflict(err), "a stale finalizer patch must conflict, got %v", err)
 	require.NoError(t, get(ns, "shared", fresh))
 	assert.Contains(t, fresh.Finalizers, "example.com/other")
@@ -249,7 +249,7 @@ func TestOddNamesGiveValidChildren(t *testing.T) {
 	}
 	for _, name := range []string{"my.llama", "1st-llama"} {
 		cr := waitCondition(t, ns, name, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
-		svc := naming.ServiceName(name)
+		svc := naming.ServiceName(name, "-service")
 		assert.NotEqual(t, name+"-service", svc)
 		require.NoError(t, get(ns, svc, &corev1.Service{}))
 		assert.Equal(t, "http://"+svc+"."+ns+".svc.cluster.local:8321", cr.Status.ServiceURL)
@@ -295,7 +295,7 @@ func TestReleaseRecordsAreConfigMapsOfTheOperator(t *testing.T) {
 	waitCondition(t, ns, "records", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	recs := releaseRecords(t, ns, "records")
 	require.Len(t, recs, 1)
-	assert.Equal(t, "LlamaStackDistribution", recs[0].Labels[controller.LabelOwnerKind])
+	assert.Equal(t, "LlamaStackDistribution", recs[0].Labels[release.LabelOwnerKind])
 	secrets := &corev1.SecretList{}
 	require.NoError(t, k8s.List(context.Background(), secrets, client.InNamespace(ns)))
 	assert.Empty(t, secrets.Items, "no release Secret in the CR's namespace")
@@ -309,7 +309,7 @@ func TestReleaseRecordsAreConfigMapsOfTheOperator(t *testing.T) {
 		orphan.Labels[k] = v
 	}
 	orphan.Labels["name"] = "llsd-gone.x"
-	orphan.Labels[controller.LabelOwnerUID] = "00000000-0000-0000-0000-000000000000"
+	orphan.Labels[release.LabelOwnerUID] = "00000000-0000-0000-0000-000000000000"
 	require.NoError(t, k8s.Create(context.Background(), orphan))
 	eventually(t, "the orphaned record swept", func() error { return gone(operatorNamespace, orphan.Name, &corev1.ConfigMap{}) })
 	assert.Len(t, releaseRecords(t, ns, "records"), 1, "a live CR's record stays")

@@ -2,14 +2,7 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -22,28 +15,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust/trusttest"
 )
 
 // newCA returns a PEM self-signed CA certificate.
-func newCA(t *testing.T, cn string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: cn},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
+func newCA(t *testing.T, cn string) string { return trusttest.NewCA(t, cn) }
 
 func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
@@ -117,7 +95,7 @@ func TestExplicitCABundle(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(bundleOf(t, ns, "tls"), "BEGIN CERTIFICATE"), "duplicates are merged once")
 
 	ann, _, dep := podTemplate(t, ns, "tls")
-	hash := ann[values.AnnotationCABundleHash]
+	hash := ann[llamastack.AnnotationCABundleHash]
 	require.NotEmpty(t, hash)
 	ctr := dep.Spec.Template.Spec.Containers[0]
 	assert.Contains(t, ctr.Env, corev1.EnvVar{Name: "SSL_CERT_FILE", Value: "/etc/pki/ai-stack-operator/ca-bundle.crt"})
@@ -144,7 +122,7 @@ func TestExplicitCABundle(t *testing.T) {
 	require.NoError(t, get(ns, "my-cas", src))
 	src.Data["b.crt"] = b + newCA(t, "ca-c")
 	require.NoError(t, k8s.Update(context.Background(), src))
-	newHash := waitAnnotation(t, ns, "tls", values.AnnotationCABundleHash, hash)
+	newHash := waitAnnotation(t, ns, "tls", llamastack.AnnotationCABundleHash, hash)
 	assert.Equal(t, 3, strings.Count(bundleOf(t, ns, "tls"), "BEGIN CERTIFICATE"))
 
 	// Broken: the last good bundle stays, nothing restarts, the condition names source, key and block.
@@ -162,7 +140,7 @@ func TestExplicitCABundle(t *testing.T) {
 	assert.Equal(t, good, bundleOf(t, ns, "tls"))
 	ann, rvBroken, _ := podTemplate(t, ns, "tls")
 	assert.Equal(t, rvGood, rvBroken, "nothing restarts on a broken source")
-	assert.Equal(t, newHash, ann[values.AnnotationCABundleHash])
+	assert.Equal(t, newHash, ann[llamastack.AnnotationCABundleHash])
 	got := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, get(ns, "tls", got))
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status, "the rest of the spec still applies")
@@ -172,7 +150,7 @@ func TestExplicitCABundle(t *testing.T) {
 	src.Data["b.crt"] = b
 	require.NoError(t, k8s.Update(context.Background(), src))
 	waitTrust(t, ns, "tls", "BundleMerged")
-	waitAnnotation(t, ns, "tls", values.AnnotationCABundleHash, newHash)
+	waitAnnotation(t, ns, "tls", llamastack.AnnotationCABundleHash, newHash)
 }
 
 func TestCABundleSourceProblems(t *testing.T) {
@@ -185,7 +163,7 @@ func TestCABundleSourceProblems(t *testing.T) {
 	assert.Contains(t, c.Message, "spec.server.tlsConfig.caBundle")
 	assert.Contains(t, c.Message, "no bundle is mounted until this is fixed")
 	ann, _, _ := podTemplate(t, ns, "missing")
-	assert.Empty(t, ann[values.AnnotationCABundleHash], "nothing to mount yet")
+	assert.Empty(t, ann[llamastack.AnnotationCABundleHash], "nothing to mount yet")
 
 	// The ConfigMap appears without the default key, then with it: no label needed for the operator to notice.
 	cm := configMap(ns, "later", map[string]string{"other.crt": newCA(t, "x")})
@@ -195,7 +173,7 @@ func TestCABundleSourceProblems(t *testing.T) {
 	cm.Data["ca-bundle.crt"] = newCA(t, "y")
 	require.NoError(t, k8s.Update(context.Background(), cm))
 	waitTrust(t, ns, "missing", "BundleMerged")
-	waitAnnotation(t, ns, "missing", values.AnnotationCABundleHash, "")
+	waitAnnotation(t, ns, "missing", llamastack.AnnotationCABundleHash, "")
 
 	// Another namespace: refused unless the administrator allows it, then read from there.
 	require.NoError(t, k8s.Create(context.Background(), configMap(other, "shared-cas", map[string]string{"ca-bundle.crt": newCA(t, "shared")})))
@@ -219,13 +197,13 @@ func TestOpenDataHubBundle(t *testing.T) {
 	c := waitTrust(t, ns, "odh", "BundleMerged")
 	assert.Contains(t, c.Message, "ConfigMap "+ns+"/odh-trusted-ca-bundle, public roots")
 	assert.Greater(t, strings.Count(bundleOf(t, ns, "odh"), "BEGIN CERTIFICATE"), 100, "public roots are in by default")
-	hash := waitAnnotation(t, ns, "odh", values.AnnotationCABundleHash, "")
+	hash := waitAnnotation(t, ns, "odh", llamastack.AnnotationCABundleHash, "")
 
 	// A change to the ODH bundle rolls the pods.
 	require.NoError(t, get(ns, "odh-trusted-ca-bundle", odh))
 	odh.Data["odh-ca-bundle.crt"] = newCA(t, "custom")
 	require.NoError(t, k8s.Update(context.Background(), odh))
-	waitAnnotation(t, ns, "odh", values.AnnotationCABundleHash, hash)
+	waitAnnotation(t, ns, "odh", llamastack.AnnotationCABundleHash, hash)
 
 	// Gone: the bundle goes too.
 	require.NoError(t, k8s.Delete(context.Background(), odh))
@@ -233,7 +211,7 @@ func TestOpenDataHubBundle(t *testing.T) {
 	eventually(t, "the bundle ConfigMap to go", func() error { return gone(ns, "odh-ca-bundle", &corev1.ConfigMap{}) })
 	eventually(t, "the mount to go", func() error {
 		ann, _, _ := podTemplate(t, ns, "odh")
-		if ann[values.AnnotationCABundleHash] != "" {
+		if ann[llamastack.AnnotationCABundleHash] != "" {
 			return fmt.Errorf("still annotated")
 		}
 		return nil
@@ -250,7 +228,7 @@ func TestUserConfigRestartsByContent(t *testing.T) {
 
 	run := configMap(ns, "run", map[string]string{"config.yaml": "version: 2\n"})
 	require.NoError(t, k8s.Create(context.Background(), run))
-	hash := waitAnnotation(t, ns, "uc", values.AnnotationUserConfigHash, "")
+	hash := waitAnnotation(t, ns, "uc", llamastack.AnnotationUserConfigHash, "")
 	waitPhase(t, ns, "uc", llamav1alpha1.PhaseInitializing)
 
 	_, rv, _ := podTemplate(t, ns, "uc")
@@ -264,7 +242,7 @@ func TestUserConfigRestartsByContent(t *testing.T) {
 	require.NoError(t, get(ns, "run", run))
 	run.Data["config.yaml"] = "version: 2\nimage_name: starter\n"
 	require.NoError(t, k8s.Update(context.Background(), run))
-	waitAnnotation(t, ns, "uc", values.AnnotationUserConfigHash, hash)
+	waitAnnotation(t, ns, "uc", llamastack.AnnotationUserConfigHash, hash)
 
 	require.NoError(t, get(ns, "run", run))
 	run.Data = map[string]string{"run.yaml": "version: 2\n"}
@@ -288,7 +266,7 @@ func TestEmptyBundleIsNotMounted(t *testing.T) {
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Contains(t, c.Message, "hold no certificate")
 	ann, _, dep := podTemplate(t, ns, "empty")
-	assert.Empty(t, ann[values.AnnotationCABundleHash])
+	assert.Empty(t, ann[llamastack.AnnotationCABundleHash])
 	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
 		assert.NotEqual(t, "SSL_CERT_FILE", e.Name, "no trust store is mounted")
 	}

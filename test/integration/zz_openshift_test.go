@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/values"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 )
 
 // installRouteAPI installs minimal route.openshift.io/v1 Route and
@@ -80,7 +80,7 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	waitPhase(t, ns, "ocp", llamav1alpha1.PhaseInitializing)
 	require.NoError(t, get(ns, "ocp-ingress", &networkingv1.Ingress{}), "before the Route API exists: an Ingress")
 	ann, _, _ := podTemplate(t, ns, "ocp")
-	assert.Empty(t, ann[values.AnnotationCABundleHash], "no CA source applies off OpenShift")
+	assert.Empty(t, ann[llamastack.AnnotationCABundleHash], "no CA source applies off OpenShift")
 
 	installRouteAPI(t)
 
@@ -107,7 +107,7 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 
 	c := waitTrust(t, ns, "ocp", "BundleMerged")
 	assert.Contains(t, c.Message, "ConfigMap "+ns+"/ocp-service-ca, ConfigMap "+ns+"/ocp-trusted-ca, public roots")
-	hash := waitAnnotation(t, ns, "ocp", values.AnnotationCABundleHash, "")
+	hash := waitAnnotation(t, ns, "ocp", llamastack.AnnotationCABundleHash, "")
 
 	// Play the service CA operator: the injected CA joins the bundle, and a
 	// later drift repair leaves the injected data alone.
@@ -115,7 +115,7 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	require.NoError(t, get(ns, "ocp-service-ca", serviceCA))
 	serviceCA.Data = map[string]string{"service-ca.crt": injected}
 	require.NoError(t, k8s.Update(context.Background(), serviceCA))
-	waitAnnotation(t, ns, "ocp", values.AnnotationCABundleHash, hash)
+	waitAnnotation(t, ns, "ocp", llamastack.AnnotationCABundleHash, hash)
 	assert.Contains(t, bundleOf(t, ns, "ocp"), strings.TrimSpace(strings.Split(injected, "\n")[1]))
 	time.Sleep(4 * reconcilePeriod)
 	require.NoError(t, get(ns, "ocp-service-ca", serviceCA))

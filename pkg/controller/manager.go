@@ -1,0 +1,186 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// errNoOperatorNamespace: without it there is nowhere to keep release records.
+var errNoOperatorNamespace = errors.New("the operator's namespace is required (--operator-namespace or $POD_NAMESPACE): Helm's release records are ConfigMaps there")
+
+// LeaderElectionID names the leader election Lease. It is the same for every
+// kind the operator serves: one leader reconciles them all.
+const LeaderElectionID = "ai-stack-operator.io"
+
+// CacheOptions limits the cache of every rendered kind to the objects that
+// carry the operator's label (LabelManaged): memory does not grow with unrelated
+// objects, and Secrets (Helm's release storage) are never cached at all.
+func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error) {
+	sel := labels.SelectorFromSet(labels.Set{release.LabelManaged: "true"})
+	opts := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{},
+		// managedFields are most of an object's metadata and no use here.
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
+	ms, err := metas(ws)
+	if err != nil {
+		return opts, err
+	}
+	for _, m := range ms {
+		for _, t := range m.OwnedTypes {
+			opts.ByObject[t] = cache.ByObject{Label: sel}
+		}
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts, nil
+}
+
+// ManagerOptions configure NewManager.
+type ManagerOptions struct {
+	// Watches are the kinds to serve (watches.yaml).
+	Watches []watches.Watch
+	// Namespaces to watch; empty watches all.
+	Namespaces []string
+	// MetricsAddr and ProbeAddr are bind addresses; "0" disables.
+	MetricsAddr, ProbeAddr string
+	// InsecureMetrics serves metrics over plain HTTP to anyone; by default
+	// they are served over HTTPS to clients the API server authenticates and
+	// authorizes (get on the non-resource URL /metrics).
+	InsecureMetrics bool
+	// LeaderElection and its lease namespace.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// OperatorNamespace is where the operator runs: its settings ConfigMap
+	// lives there and NetworkPolicies let it in.
+	OperatorNamespace string
+	// SettingsConfigMap names the settings ConfigMap; "" reads none.
+	SettingsConfigMap string
+	// CapabilityTTL is how long detected optional APIs are remembered; a minute when 0.
+	CapabilityTTL time.Duration
+	// ReleaseSweepPeriod is how often release records of deleted CRs are
+	// looked for; 10 minutes when 0.
+	ReleaseSweepPeriod time.Duration
+	// SkipControllerNameValidation lets a test run a second manager in one
+	// process (controller names are otherwise unique per process).
+	SkipControllerNameValidation bool
+}
+
+// NewManager builds the operator's manager: the scheme, caches limited by
+// label, one reconciler per watched kind, and health checks.
+func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
+	if o.OperatorNamespace == "" {
+		return nil, errNoOperatorNamespace
+	}
+	cacheOpts, err := CacheOptions(o.Watches, o.Namespaces)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: Scheme(),
+		Cache:  cacheOpts,
+		// Reads of ConfigMaps and Secrets go to the API server: they are read
+		// by name, on demand, and never cached with their data.
+		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}}},
+		Metrics:                 metricsOptions(o),
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	ms, err := metas(o.Watches)
+	if err != nil {
+		return nil, err
+	}
+	detector := release.NewCapabilityDetector(dc, dc, o.CapabilityTTL, ms)
+	deps := Deps{
+		Client:            mgr.GetClient(),
+		APIReader:         mgr.GetAPIReader(),
+		Recorder:          mgr.GetEventRecorderFor(release.ManagedBy),
+		Capabilities:      detector.Capabilities,
+		OperatorNamespace: o.OperatorNamespace,
+		SettingsConfigMap: o.SettingsConfigMap,
+	}
+	actions, err := release.NewActionClientGetter(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []release.Registered
+	for _, w := range o.Watches {
+		k, err := KindFor(w, deps)
+		if err != nil {
+			return nil, err
+		}
+		c, err := charts.Load(w.Chart)
+		if err != nil {
+			return nil, err
+		}
+		r, err := release.NewReconciler(
+			release.WithClient(mgr.GetClient()),
+			release.WithKind(k),
+			release.WithChart(c),
+			release.WithActionClientGetter(actions),
+			release.WithEventRecorder(deps.Recorder),
+			release.WithMaxReleaseHistory(w.MaxReleaseHistory),
+			release.WithReconcilePeriod(w.Period()),
+			release.WithMaxConcurrentReconciles(w.MaxConcurrentReconciles),
+			release.WithHelmCapabilities(detector.HelmCapabilities),
+		)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("set up %s controller: %w", w.Kind, err)
+		}
+		kinds = append(kinds, k)
+	}
+	if err := mgr.Add(release.NewSweeper(mgr.GetClient(), o.OperatorNamespace, kinds, o.ReleaseSweepPeriod)); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// metricsOptions serves metrics over HTTPS (a self-signed certificate unless
+// one is mounted) to authenticated and authorized clients only: a
+// TokenReview and a SubjectAccessReview per scrape, as kubebuilder scaffolds.
+func metricsOptions(o ManagerOptions) metricsserver.Options {
+	if o.InsecureMetrics {
+		return metricsserver.Options{BindAddress: o.MetricsAddr}
+	}
+	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
+}

@@ -1,0 +1,129 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// Deps are what the kinds need from the running operator; the zero value
+// (with OperatorNamespace) serves offline rendering.
+type Deps struct {
+	// Client is the manager's client: reads of the rendered objects go
+	// through its label-limited cache.
+	Client client.Client
+	// APIReader reads uncached objects (ConfigMaps, Routes).
+	APIReader client.Reader
+	// Recorder records events.
+	Recorder record.EventRecorder
+	// Capabilities tells which optional APIs the cluster serves.
+	Capabilities func() (release.Capabilities, error)
+	// OperatorNamespace and SettingsConfigMap locate the operator's settings.
+	OperatorNamespace, SettingsConfigMap string
+}
+
+// entry is one kind of the registry: what it is, and how to build it.
+type entry struct {
+	addToScheme func(*runtime.Scheme) error
+	meta        func() release.Meta
+	new         func(Deps) release.Registered
+}
+
+// registry lists every kind the operator serves. Adding a kind is an API
+// package, a chart, a kind package and one entry here.
+var registry = []entry{
+	{
+		addToScheme: llamav1alpha1.AddToScheme,
+		meta:        llamastack.Meta,
+		new: func(d Deps) release.Registered {
+			return release.Register[*llamav1alpha1.LlamaStackDistribution, *llamastack.Inputs](&llamastack.Kind{
+				OperatorVersion:   version.Version,
+				OperatorNamespace: d.OperatorNamespace,
+				SettingsConfigMap: d.SettingsConfigMap,
+				Client:            d.Client,
+				APIReader:         d.APIReader,
+				Recorder:          d.Recorder,
+				Capabilities:      d.Capabilities,
+			})
+		},
+	},
+}
+
+// Scheme returns a scheme with the built-in types and every kind's API.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	for _, e := range registry {
+		if err := e.addToScheme(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// lookup returns the registry entry of a watches.yaml entry's kind.
+func lookup(w watches.Watch) (entry, error) {
+	for _, e := range registry {
+		if e.meta().GVK == w.GroupVersionKind() {
+			return e, nil
+		}
+	}
+	return entry{}, fmt.Errorf("watches.yaml lists %s, which this operator does not serve", w.GroupVersionKind())
+}
+
+// KindFor returns the kind of a watches.yaml entry.
+func KindFor(w watches.Watch, d Deps) (release.Registered, error) {
+	e, err := lookup(w)
+	if err != nil {
+		return nil, err
+	}
+	return e.new(d), nil
+}
+
+// MetaFor describes the kind of a watches.yaml entry, without building it.
+func MetaFor(w watches.Watch) (release.Meta, error) {
+	e, err := lookup(w)
+	if err != nil {
+		return release.Meta{}, err
+	}
+	return e.meta(), nil
+}
+
+// metas describes the kinds of the watches.yaml entries.
+func metas(ws []watches.Watch) ([]release.Meta, error) {
+	var out []release.Meta
+	for _, w := range ws {
+		m, err := MetaFor(w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// OptionalAPIs is the union of the served kinds' optional APIs, in registry order.
+func OptionalAPIs() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, e := range registry {
+		for _, gvk := range e.meta().OptionalAPIs {
+			if !slices.Contains(out, gvk) {
+				out = append(out, gvk)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package llamastack
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// checkNames refuses the CR's names and references that Kubernetes would
+// refuse in the objects they reach (a container, a pod's ServiceAccount, a
+// ConfigMap volume, a NetworkPolicy selector), so that the user reads which
+// field to fix instead of an install that fails again and again. The CRD
+// refuses most of them already; these checks also cover CRs stored before it
+// did, and offline renders.
+func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
+	server := cr.Spec.Server
+	check := func(field, value string, validate func(string) []string, what string) error {
+		if errs := validate(value); len(errs) > 0 {
+			return status.Invalid(field, "%s is not a valid %s: %s", shorten(value), what, strings.Join(errs, "; "))
+		}
+		return nil
+	}
+	var checks []error
+	if n := server.ContainerSpec.Name; n != "" {
+		checks = append(checks, check("spec.server.containerSpec.name", n, validation.IsDNS1123Label, "container name (lowercase letters, digits and '-', at most 63 characters)"))
+	}
+	if img := server.Distribution.Image; img != "" && strings.TrimSpace(img) != img {
+		checks = append(checks, status.Invalid("spec.server.distribution.image", "%s has leading or trailing whitespace; remove it", shorten(img)))
+	}
+	if po := server.PodOverrides; po != nil && po.ServiceAccountName != "" {
+		checks = append(checks, check("spec.server.podOverrides.serviceAccountName", po.ServiceAccountName, validation.IsDNS1123Subdomain, "ServiceAccount name"))
+	}
+	if uc := server.UserConfig; uc != nil {
+		checks = append(checks, check("spec.server.userConfig.configMapName", uc.ConfigMapName, validation.IsDNS1123Subdomain, "ConfigMap name"))
+		if uc.ConfigMapNamespace != "" {
+			checks = append(checks, check("spec.server.userConfig.configMapNamespace", uc.ConfigMapNamespace, validation.IsDNS1123Label, "namespace name"))
+		}
+	}
+	if tc := server.TLSConfig; tc != nil && tc.CABundle != nil {
+		ref := tc.CABundle
+		checks = append(checks, check("spec.server.tlsConfig.caBundle.configMapName", ref.ConfigMapName, validation.IsDNS1123Subdomain, "ConfigMap name"))
+		if ref.ConfigMapNamespace != "" {
+			checks = append(checks, check("spec.server.tlsConfig.caBundle.configMapNamespace", ref.ConfigMapNamespace, validation.IsDNS1123Label, "namespace name"))
+		}
+		for i, k := range ref.ConfigMapKeys {
+			checks = append(checks, check(fmt.Sprintf("spec.server.tlsConfig.caBundle.configMapKeys[%d]", i), k, validation.IsConfigMapKey, "ConfigMap key"))
+		}
+	}
+	if n := cr.Spec.Network; n != nil && n.AllowedFrom != nil {
+		for i, ns := range n.AllowedFrom.Namespaces {
+			if ns != "*" {
+				checks = append(checks, check(fmt.Sprintf("spec.network.allowedFrom.namespaces[%d]", i), ns, validation.IsDNS1123Label, `namespace name (or "*" for all namespaces)`))
+			}
+		}
+		for i, l := range n.AllowedFrom.Labels {
+			checks = append(checks, check(fmt.Sprintf("spec.network.allowedFrom.labels[%d]", i), l, validation.IsQualifiedName, "label key"))
+		}
+	}
+	if pdb := server.PodDisruptionBudget; pdb != nil {
+		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.minAvailable", pdb.MinAvailable))
+		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.maxUnavailable", pdb.MaxUnavailable))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var percent = regexp.MustCompile(`^[0-9]+%$`)
+
+// checkIntOrPercent refuses a string that is not a percentage, as the API
+// server would in a PodDisruptionBudget.
+func checkIntOrPercent(field string, v *intstr.IntOrString) error {
+	switch {
+	case v == nil:
+		return nil
+	case v.Type == intstr.Int && v.IntVal < 0:
+		return status.Invalid(field, "%d is negative; give a number of pods (0 or more) or a percentage such as 50%%", v.IntVal)
+	case v.Type == intstr.String && !percent.MatchString(v.StrVal):
+		return status.Invalid(field, "%s is neither a number of pods nor a percentage such as 50%%", shorten(v.StrVal))
+	}
+	return nil
+}
+
+// shorten quotes a value for a message, cut so that a 10 KiB string does
+// not become a 10 KiB condition.
+func shorten(s string) string {
+	const max = 64
+	if len(s) > max {
+		return fmt.Sprintf("%q... (%d bytes)", s[:max], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,206 @@
+package llamastack
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// The optional APIs the chart renders into, or detects.
+var (
+	routeGVK          = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
+	serviceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+	// sccGVK marks OpenShift: SecurityContextConstraints exist on every
+	// OpenShift cluster, while a Route API can be installed anywhere.
+	sccGVK = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
+)
+
+// Kind is LlamaStackDistribution for the release reconciler.
+type Kind struct {
+	// OperatorVersion is reported in status.version.operatorVersion.
+	OperatorVersion string
+	// OperatorNamespace is allowed through NetworkPolicies and holds the settings ConfigMap.
+	OperatorNamespace string
+	// SettingsConfigMap names the settings ConfigMap in OperatorNamespace ("" for none).
+	SettingsConfigMap string
+	// Client writes the CA bundle; its reads go through the manager's
+	// label-limited cache (the rendered objects).
+	Client client.Client
+	// APIReader reads what the caches do not hold (ConfigMaps, Routes).
+	APIReader client.Reader
+	// Recorder records the CA bundle's events.
+	Recorder record.EventRecorder
+	// Capabilities tells which optional APIs the cluster serves.
+	Capabilities func() (release.Capabilities, error)
+	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
+	Environ func() []string
+}
+
+var (
+	_ release.Kind[*llamav1alpha1.LlamaStackDistribution, *Inputs]     = (*Kind)(nil)
+	_ release.Preparer[*llamav1alpha1.LlamaStackDistribution, *Inputs] = (*Kind)(nil)
+	_ release.ConfigMapReader[*llamav1alpha1.LlamaStackDistribution]   = (*Kind)(nil)
+	_ release.Offline[*llamav1alpha1.LlamaStackDistribution, *Inputs]  = (*Kind)(nil)
+)
+
+// Meta implements release.Kind.
+func (*Kind) Meta() release.Meta { return Meta() }
+
+// Meta describes LlamaStackDistribution to the reconciler. Routes and
+// ServiceMonitors are optional APIs and not watched; drift on them is
+// repaired on the next reconcile. ConfigMaps are watched as metadata only
+// (ConfigMapRefs).
+func Meta() release.Meta {
+	return release.Meta{
+		GVK:           llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind),
+		NewObject:     func() client.Object { return &llamav1alpha1.LlamaStackDistribution{} },
+		NewList:       func() client.ObjectList { return &llamav1alpha1.LlamaStackDistributionList{} },
+		ReleasePrefix: ReleasePrefix,
+		OwnedTypes: []client.Object{
+			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{},
+			&networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
+			&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
+		},
+		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK},
+		WarningConditions: []string{status.TypeTrustReady},
+	}
+}
+
+func (k *Kind) environ() []string {
+	if k.Environ != nil {
+		return k.Environ()
+	}
+	return os.Environ()
+}
+
+// Values implements release.Kind.
+func (k *Kind) Values(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs) (map[string]any, error) {
+	v, err := translate(cr, in.values)
+	if err != nil {
+		return nil, err
+	}
+	return release.Values(v)
+}
+
+// Conditions implements release.Kind.
+func (*Kind) Conditions(cr *llamav1alpha1.LlamaStackDistribution) []metav1.Condition {
+	return cr.Status.Conditions
+}
+
+// Status implements release.Kind: it reads the rendered objects back (the
+// Deployment, Service and PVC through the cache, a Route from the API
+// server) and computes the status from them.
+func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.Observation) error {
+	o := observe(cr, in, obs, k.OperatorVersion)
+	var err error
+	if name := obs.Find("Deployment"); name != "" {
+		if o.Deployment, err = getOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+	}
+	if name := obs.Find("Service"); name != "" {
+		svc, err := getOptional(ctx, k.Client, cr.Namespace, name, &corev1.Service{})
+		if err != nil {
+			return err
+		}
+		o.ServiceFound = svc != nil
+	}
+	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
+		if o.Claim, err = getOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
+			return err
+		}
+	}
+	switch {
+	case obs.Find("Route") != "":
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(routeGVK)
+		route, err := getOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
+		if err != nil {
+			return err
+		}
+		o.RouteURL = status.RouteURL(route)
+	case obs.Find("Ingress") != "":
+		ing, err := getOptional(ctx, k.Client, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
+		if err != nil {
+			return err
+		}
+		o.RouteURL = status.IngressURL(ing)
+	}
+	cr.Status = computeStatus(cr.Status, o)
+	return nil
+}
+
+// observe is what the status derives from the CR, its inputs and the
+// reconcile, before the rendered objects are read back.
+func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.Observation, operatorVersion string) observed {
+	o := observed{
+		Generation:      cr.Generation,
+		Replicas:        cr.Spec.Replicas,
+		Failure:         obs.Failure,
+		Applied:         obs.Applied,
+		Deleting:        obs.Deleting,
+		OperatorVersion: operatorVersion,
+		Now:             obs.Now,
+	}
+	if as := cr.Spec.Server.Autoscaling; as != nil {
+		// The HPA owns the count; ready means at least its minimum is available.
+		o.Replicas = 1
+		if as.MinReplicas != nil {
+			o.Replicas = *as.MinReplicas
+		}
+	}
+	if in != nil {
+		o.AvailableDistributions = in.settings.Distributions
+		o.Trust = in.trust
+	}
+	o.ActiveDistribution = cr.Spec.Server.Distribution.Name
+	if o.ActiveDistribution == "" {
+		o.ActiveDistribution = cr.Spec.Server.Distribution.Image
+	}
+	if name := obs.Find("Service"); name != "" {
+		port := cr.Spec.Server.ContainerSpec.Port
+		if port == 0 {
+			port = llamav1alpha1.DefaultServerPort
+		}
+		o.ServiceURL = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", name, cr.Namespace, port)
+	}
+	if st := cr.Spec.Server.Storage; st != nil {
+		size := resource.MustParse(llamav1alpha1.DefaultStorageSize)
+		if st.Size != nil {
+			size = *st.Size
+		}
+		o.StorageRequested = &size
+	}
+	return o
+}
+
+// getOptional reads an object; it returns nil without error when it does not exist.
+func getOptional[T client.Object](ctx context.Context, reader client.Reader, ns, name string, obj T) (T, error) {
+	var zero T
+	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	switch {
+	case err == nil:
+		return obj, nil
+	case apierrors.IsNotFound(err):
+		return zero, nil
+	default:
+		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
+	}
+}

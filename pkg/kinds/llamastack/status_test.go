@@ -1,0 +1,131 @@
+package llamastack
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+var (
+	t0 = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 = metav1.NewTime(t0.Add(time.Minute))
+)
+
+func dep(gen, observed int64, updated, available int32) *appsv1.Deployment {
+	d := &appsv1.Deployment{}
+	d.Generation = gen
+	d.Status.ObservedGeneration = observed
+	d.Status.UpdatedReplicas = updated
+	d.Status.AvailableReplicas = available
+	return d
+}
+
+func withReplicas(d *appsv1.Deployment, n int32) *appsv1.Deployment {
+	d.Status.Replicas = n
+	return d
+}
+
+func stuck(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
+	return d
+}
+
+func refused(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: `pods "x" is forbidden: error looking up service account ns/sa: serviceaccount "sa" not found`})
+	return d
+}
+
+func TestLlamaStackPhases(t *testing.T) {
+	tests := []struct {
+		name      string
+		obs       observed
+		phase     llamav1alpha1.DistributionPhase
+		ready     metav1.ConditionStatus
+		depReason string
+	}{
+		{"nothing yet", observed{Replicas: 1}, llamav1alpha1.PhasePending, metav1.ConditionFalse, "DeploymentNotFound"},
+		{"applied, no pods", observed{Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "ReplicasUnavailable"},
+		{"rollout not observed", observed{Replicas: 1, Applied: true, Deployment: dep(2, 1, 1, 1)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
+		{"ready", observed{Replicas: 2, Applied: true, Deployment: dep(1, 1, 2, 2)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "MinimumReplicasAvailable"},
+		{"old pods still serve", observed{Replicas: 1, Applied: true, Deployment: withReplicas(dep(2, 2, 1, 1), 2)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
+		{"rollout stuck", observed{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(2, 2, 1, 1), 2))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
+		{"pods refused", observed{Replicas: 1, Applied: true, Deployment: refused(dep(1, 1, 0, 0))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
+		{"new pods refused, old pods serve", observed{Replicas: 1, Applied: true, Deployment: refused(withReplicas(dep(2, 2, 0, 1), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
+		{"new CR stuck", observed{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(1, 1, 1, 0), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
+		{"scaled to zero", observed{Replicas: 0, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "ScaledToZero"},
+		{"invalid spec keeps the old pods", observed{Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Failure: &status.Failure{Reason: "InvalidSpec", Message: "bad"}}, llamav1alpha1.PhaseFailed, metav1.ConditionFalse, "MinimumReplicasAvailable"},
+		{"deleting", observed{Replicas: 1, Applied: true, Deleting: true}, llamav1alpha1.PhaseTerminating, metav1.ConditionFalse, "DeploymentNotFound"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.obs.Generation = 4
+			tt.obs.Now = t0
+			tt.obs.ServiceFound = true
+			st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, tt.obs)
+			assert.Equal(t, tt.phase, st.Phase)
+			assert.Equal(t, int64(4), st.ObservedGeneration)
+			ready := meta.FindStatusCondition(st.Conditions, status.TypeReady)
+			require.NotNil(t, ready)
+			assert.Equal(t, tt.ready, ready.Status)
+			assert.Equal(t, int64(4), ready.ObservedGeneration)
+			assert.Equal(t, tt.depReason, meta.FindStatusCondition(st.Conditions, status.TypeDeploymentReady).Reason)
+			reconciled := meta.FindStatusCondition(st.Conditions, status.TypeReconciled)
+			if tt.obs.Failure != nil {
+				assert.Equal(t, metav1.ConditionFalse, reconciled.Status)
+				assert.Equal(t, tt.obs.Failure.Reason, reconciled.Reason)
+				assert.Equal(t, tt.obs.Failure.Reason, ready.Reason)
+			} else {
+				assert.Equal(t, metav1.ConditionTrue, reconciled.Status)
+			}
+		})
+	}
+}
+
+func TestLlamaStackIsStableAndKeepsTransitionTimes(t *testing.T) {
+	obs := observed{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0), OperatorVersion: "v1", ServiceURL: "http://x", ServiceFound: true, Now: t0}
+	first := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, obs)
+
+	obs.Now = t1
+	again := computeStatus(first, obs)
+	assert.Equal(t, first, again, "an unchanged observation must give an identical status")
+
+	obs.Deployment = dep(1, 1, 1, 1)
+	ready := computeStatus(again, obs)
+	assert.Equal(t, t1, meta.FindStatusCondition(ready.Conditions, status.TypeReady).LastTransitionTime)
+	assert.Equal(t, t0, meta.FindStatusCondition(ready.Conditions, status.TypeReconciled).LastTransitionTime, "unchanged conditions keep their time")
+	assert.Equal(t, int32(1), ready.AvailableReplicas)
+	assert.Equal(t, &t0, ready.Version.LastUpdated)
+
+	tr := status.Transitions(again.Conditions, ready.Conditions)
+	require.Len(t, tr, 2)
+	assert.Equal(t, status.TypeDeploymentReady, tr[0].Condition.Type)
+	assert.Equal(t, status.TypeReady, tr[1].Condition.Type)
+}
+
+func TestServiceMissingIsNotReady(t *testing.T) {
+	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, observed{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Now: t0})
+	assert.Equal(t, "ServiceNotFound", meta.FindStatusCondition(st.Conditions, status.TypeServiceReady).Reason)
+	assert.Equal(t, "ServiceNotFound", meta.FindStatusCondition(st.Conditions, status.TypeReady).Reason)
+	assert.Equal(t, llamav1alpha1.PhaseInitializing, st.Phase)
+}
+
+func TestConditionMessagesAreCapped(t *testing.T) {
+	long := strings.Repeat("é", 2000) // 4000 bytes, two per rune
+	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, observed{Generation: 1, Failure: &status.Failure{Reason: "InvalidSpec", Message: long}})
+	for _, c := range st.Conditions {
+		if len(c.Message) > status.MaxMessage || !utf8.ValidString(c.Message) {
+			t.Fatalf("condition %s: %d bytes, valid UTF-8 %v", c.Type, len(c.Message), utf8.ValidString(c.Message))
+		}
+	}
+}

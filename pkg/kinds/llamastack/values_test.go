@@ -1,0 +1,218 @@
+package llamastack
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+var table = distributions.Table{"starter": "example.com/starter:1.0", "remote-vllm": "example.com/vllm:1.0"}
+
+func cr(mut func(*llamav1alpha1.LlamaStackDistribution)) *llamav1alpha1.LlamaStackDistribution {
+	c := &llamav1alpha1.LlamaStackDistribution{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "ns"},
+		Spec: llamav1alpha1.LlamaStackDistributionSpec{
+			Replicas: 1,
+			Server:   llamav1alpha1.ServerSpec{Distribution: llamav1alpha1.DistributionType{Name: "starter"}},
+		},
+	}
+	if mut != nil {
+		mut(c)
+	}
+	return c
+}
+
+func TestLlamaStackDefaults(t *testing.T) {
+	v, err := translate(cr(nil), valuesInputs{Distributions: table, CommonLabels: map[string]string{"k": "v"}})
+	require.NoError(t, err)
+	assert.Equal(t, &chartValues{
+		Name:           "demo",
+		CommonLabels:   map[string]string{"k": "v"},
+		Replicas:       1,
+		Image:          "example.com/starter:1.0",
+		Container:      Container{Name: "llama-stack", Port: 8321},
+		ServiceAccount: ServiceAccount{Create: true},
+		Storage:        Storage{MountPath: "/.llama"},
+		NetworkPolicy:  NetworkPolicy{Enabled: true},
+	}, v)
+}
+
+func TestLlamaStackFields(t *testing.T) {
+	size := resource.MustParse("20Gi")
+	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Replicas = 3
+		c.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/me/llama:2"}
+		c.Spec.Server.ContainerSpec = llamav1alpha1.ContainerSpec{
+			Name: "server", Port: 9000,
+			Env:       []corev1.EnvVar{{Name: "A", Value: "1"}},
+			Command:   []string{"python"},
+			Args:      []string{"-m", "llama_stack"},
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")}},
+		}
+		c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &size, MountPath: "/data"}
+		c.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run", ConfigMapNamespace: "ns"}
+	}), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), v.Replicas)
+	assert.Equal(t, "quay.io/me/llama:2", v.Image)
+	assert.Equal(t, "server", v.Container.Name)
+	assert.Equal(t, int32(9000), v.Container.Port)
+	assert.Equal(t, []string{"python"}, v.Container.Command)
+	assert.Equal(t, []string{"-m", "llama_stack"}, v.Container.Args)
+	assert.Equal(t, Storage{Enabled: true, Size: "20Gi", MountPath: "/data"}, v.Storage)
+	assert.Equal(t, "run", v.UserConfig.ConfigMapName)
+
+	m, err := release.Values(v)
+	require.NoError(t, err)
+	// Quantities reach the chart in canonical form, as the API server stores them.
+	assert.Equal(t, "1", m["container"].(map[string]any)["resources"].(map[string]any)["requests"].(map[string]any)["cpu"])
+}
+
+func TestLlamaStackStorageDefaults(t *testing.T) {
+	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
+	}), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, Storage{Enabled: true, Size: "10Gi", MountPath: "/.llama"}, v.Storage)
+}
+
+func TestLlamaStackInvalid(t *testing.T) {
+	zero := resource.MustParse("0")
+	tests := []struct {
+		name, field, contains string
+		mut                   func(*llamav1alpha1.LlamaStackDistribution)
+	}{
+		{"unknown distribution", "spec.server.distribution.name", "valid names: remote-vllm, starter", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Distribution.Name = "nope"
+		}},
+		{"name and image", "spec.server.distribution", "exactly one", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Distribution.Image = "x"
+		}},
+		{"neither name nor image", "spec.server.distribution", "exactly one", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Distribution.Name = ""
+		}},
+		{"zero storage", "spec.server.storage.size", "positive", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &zero}
+		}},
+		{"volume name taken", "spec.server.podOverrides.volumes[0].name", "used by the operator", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{Volumes: []corev1.Volume{{Name: "lls-storage"}}}
+		}},
+		{"mount of no volume", "spec.server.podOverrides.volumeMounts[0].name", "no volume", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{VolumeMounts: []corev1.VolumeMount{{Name: "ghost", MountPath: "/g"}}}
+		}},
+		{"relative mount path", "spec.server.storage.mountPath", "absolute", func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{MountPath: "data"}
+		}},
+		{"cross-namespace user config", "spec.server.userConfig.configMapNamespace", `copy ConfigMap "run" into namespace "ns"`, func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run", ConfigMapNamespace: "other"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := translate(cr(tt.mut), valuesInputs{Distributions: table})
+			var fe *status.Failure
+			require.True(t, errors.As(err, &fe), "want a *status.Failure, got %v", err)
+			assert.Equal(t, tt.field, fe.Field)
+			assert.Contains(t, fe.Error(), tt.contains)
+		})
+	}
+}
+
+func TestMapIsStable(t *testing.T) {
+	v, err := translate(cr(nil), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	a, err := release.Values(v)
+	require.NoError(t, err)
+	b, err := release.Values(v)
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+	assert.Equal(t, float64(8321), a["container"].(map[string]any)["port"], "numbers take JSON's form, as in a stored release")
+}
+
+func TestWorkersFillRequests(t *testing.T) {
+	three := int32(3)
+	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Workers = &three
+	}), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), v.Workers)
+	assert.Equal(t, "3", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
+	assert.Equal(t, "3Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+
+	// The user's requests win.
+	v, err = translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Workers = &three
+		c.Spec.Server.ContainerSpec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	}), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, "500m", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
+	assert.Equal(t, "3Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+}
+
+func qs(q resource.Quantity) string { return q.String() }
+
+func TestStorageNeverShrinks(t *testing.T) {
+	small := resource.MustParse("5Gi")
+	claimed := resource.MustParse("10Gi")
+	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &small}
+	}), valuesInputs{Distributions: table, ClaimedStorage: &claimed})
+	require.NoError(t, err)
+	assert.Equal(t, "10Gi", v.Storage.Size, "a smaller size keeps the claim's")
+
+	big := resource.MustParse("20Gi")
+	v, err = translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &big}
+	}), valuesInputs{Distributions: table, ClaimedStorage: &claimed})
+	require.NoError(t, err)
+	assert.Equal(t, "20Gi", v.Storage.Size, "a larger size is an expansion request")
+}
+
+func TestPodOverridesAndScaling(t *testing.T) {
+	grace := int64(30)
+	minR, maxR, cpu := int32(2), int32(5), int32(70)
+	one := intstr.FromInt32(1)
+	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{
+			ServiceAccountName:            "mine",
+			TerminationGracePeriodSeconds: &grace,
+			Volumes:                       []corev1.Volume{{Name: "extra"}},
+			VolumeMounts:                  []corev1.VolumeMount{{Name: "extra", MountPath: "/extra"}},
+		}
+		c.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: &minR, MaxReplicas: maxR, TargetCPUUtilizationPercentage: &cpu}
+		c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: &one}
+	}), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, ServiceAccount{Create: false, Name: "mine"}, v.ServiceAccount)
+	assert.Equal(t, &grace, v.TerminationGracePeriodSeconds)
+	assert.Equal(t, Autoscaling{MinReplicas: &minR, MaxReplicas: 5, TargetCPUUtilizationPercentage: &cpu}, v.Autoscaling)
+	assert.Equal(t, &one, v.PodDisruptionBudget.MinAvailable)
+	assert.Len(t, v.ExtraVolumes, 1)
+}
+
+func TestNetwork(t *testing.T) {
+	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a", "b"}, Labels: []string{"team"}}}
+	}), valuesInputs{Distributions: table, OperatorNamespace: "ops", Platform: platform{Route: true}})
+	require.NoError(t, err)
+	assert.Equal(t, NetworkPolicy{Enabled: true, OperatorNamespace: "ops", AllowedNamespaces: []string{"a", "b"}, AllowedNamespaceLabels: []string{"team"}}, v.NetworkPolicy)
+	assert.True(t, v.Expose.Enabled)
+	assert.True(t, v.CapabilityValues.Route)
+
+	v, err = translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a", "*"}}}
+	}), valuesInputs{Distributions: table, NetworkPolicyDisabled: true})
+	require.NoError(t, err)
+	assert.Equal(t, NetworkPolicy{Enabled: false, AllowAllNamespaces: true}, v.NetworkPolicy)
+}

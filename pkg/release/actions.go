@@ -1,0 +1,59 @@
+package release
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	helmkube "helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// NewActionClientGetter returns Helm action clients that keep every release
+// record as a ConfigMap in the operator's namespace (the operator needs no
+// Secret permission, and a tenant cannot edit the records its CR is applied
+// from), apply with the field manager ManagedBy, and never roll back a
+// failed upgrade (it stays failed, reported in status, and is retried with
+// backoff instead of looping through rollbacks).
+func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string) (helmclient.ActionClientGetter, error) {
+	// Helm names the field manager of what it applies after the binary unless
+	// told otherwise; a rename of the binary must not change it.
+	helmkube.ManagedFieldsManager = ManagedBy
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	releases := cs.CoreV1().ConfigMaps(operatorNamespace)
+	acg, err := helmclient.NewActionConfigGetter(cfg, mapper,
+		helmclient.StorageDriverMapper(func(context.Context, client.Object, *rest.Config) (driver.Driver, error) {
+			return driver.NewConfigMaps(releases), nil
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("helm action config: %w", err)
+	}
+	actions, err := helmclient.NewActionClientGetter(acg, helmclient.WithFailureRollbacks(false))
+	if err != nil {
+		return nil, fmt.Errorf("helm action client: %w", err)
+	}
+	return actions, nil
+}
+
+// Values converts a kind's typed values into the generic form Helm takes
+// (and stores in a release): a JSON round trip, so that they compare equal
+// to a stored release's.
+func Values(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode values: %w", err)
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode values: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,166 @@
+package release
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"helm.sh/helm/v3/pkg/action"
+	helmkube "helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/subset"
+)
+
+// repairDrift brings the objects of a release manifest back to what the
+// manifest says: missing objects are created, objects whose rendered fields
+// changed are patched with the rendered fields (a JSON merge patch), and an
+// object that still holds everything the manifest renders is not touched at
+// all. (helm-operator-plugins' ActionInterface.Reconcile sends a patch for
+// fields with a "replace" patch strategy, such as a PodDisruptionBudget's
+// selector, on every call; this sends nothing when nothing drifted.)
+//
+// The stored manifest is checked like a fresh render first (a release
+// stored by an older operator may hold objects the guard refuses), and every
+// object is checked for ownership before anything is written: nothing is
+// repaired when one name is taken by an object the operator did not create.
+// It returns the objects it repaired, as "Kind/name".
+func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership) ([]string, error) {
+	if _, err := guard.Check(manifest, policy); err != nil {
+		return nil, err
+	}
+	objs, err := checkOwnership(cfg, manifest, own)
+	if err != nil {
+		return nil, err
+	}
+	var repaired []string
+	for _, l := range objs {
+		info := l.info
+		ref := info.Mapping.GroupVersionKind.Kind + "/" + info.Name
+		helper := resource.NewHelper(info.Client, info.Mapping)
+		if l.existing == nil {
+			if _, err := helper.Create(info.Namespace, true, info.Object); err != nil {
+				return repaired, fmt.Errorf("recreate %s: %w", ref, err)
+			}
+			repaired = append(repaired, ref)
+			continue
+		}
+		want, err := json.Marshal(info.Object)
+		if err != nil {
+			return repaired, err
+		}
+		have, err := json.Marshal(l.existing)
+		if err != nil {
+			return repaired, err
+		}
+		var wantDoc, haveDoc map[string]any
+		if err := json.Unmarshal(want, &wantDoc); err != nil {
+			return repaired, err
+		}
+		if err := json.Unmarshal(have, &haveDoc); err != nil {
+			return repaired, err
+		}
+		// TypeMeta is not part of the comparison: typed reads may omit it.
+		delete(wantDoc, "apiVersion")
+		delete(wantDoc, "kind")
+		if subset.Of(wantDoc, haveDoc) {
+			continue
+		}
+		if _, err := helper.Patch(info.Namespace, info.Name, types.MergePatchType, want, &metav1.PatchOptions{}); err != nil {
+			return repaired, fmt.Errorf("restore %s: %w", ref, err)
+		}
+		repaired = append(repaired, ref)
+	}
+	sort.Strings(repaired)
+	return repaired, nil
+}
+
+// deleteReleaseObjects deletes the objects of every stored revision of a
+// release that are the operator's, inside the CR's namespace and not kept by
+// the chart, each with its UID as a precondition. It returns how many it
+// deleted and the objects it left because they are not the operator's.
+func deleteReleaseObjects(cfg *action.Configuration, history []*release.Release, policy guard.Policy, own guard.Ownership) (int, []string, error) {
+	done := map[string]bool{}
+	deleted := 0
+	var left []string
+	for _, rel := range history {
+		// Documents the guard refuses (outside the namespace, undeclared
+		// kinds) are never acted on, not even to delete them.
+		manifest, _ := guard.Filter(rel.Manifest, policy)
+		objs, err := guard.Check(manifest, policy)
+		if err != nil {
+			return deleted, left, err
+		}
+		keep := map[string]bool{}
+		for _, o := range objs {
+			if o.Keep {
+				keep[o.Kind+"/"+o.Name] = true
+			}
+		}
+		if len(objs) == 0 {
+			continue
+		}
+		// One document at a time: the API of an optional kind (a ServiceMonitor,
+		// a Route) may have been removed since, and with it every object of
+		// that kind; that is no reason to keep the CR from being deleted.
+		var infos helmkube.ResourceList
+		for _, doc := range guard.Documents(manifest) {
+			built, err := cfg.KubeClient.Build(bytes.NewBufferString(doc), false)
+			switch {
+			case meta.IsNoMatchError(err):
+				continue
+			case err != nil:
+				return deleted, left, fmt.Errorf("read release %s revision %d: %w", rel.Name, rel.Version, err)
+			}
+			infos = append(infos, built...)
+		}
+		err = infos.Visit(func(info *resource.Info, err error) error {
+			if err != nil {
+				return err
+			}
+			kind := info.Mapping.GroupVersionKind.Kind
+			key := info.Mapping.GroupVersionKind.GroupKind().String() + "/" + info.Namespace + "/" + info.Name
+			if done[key] || keep[kind+"/"+info.Name] {
+				return nil
+			}
+			done[key] = true
+			l, conflict, err := readLive(info, own)
+			switch {
+			case err != nil:
+				return err
+			case l.existing == nil:
+				return nil
+			case conflict != nil:
+				left = append(left, l.ref())
+				return nil
+			}
+			m, err := meta.Accessor(l.existing)
+			if err != nil {
+				return err
+			}
+			uid := m.GetUID()
+			background := metav1.DeletePropagationBackground
+			_, err = resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return fmt.Errorf("delete %s: %w", l.ref(), err)
+			default:
+				deleted++
+			}
+			return nil
+		})
+		if err != nil {
+			return deleted, left, err
+		}
+	}
+	sort.Strings(left)
+	return deleted, left, nil
+}

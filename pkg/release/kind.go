@@ -1,0 +1,199 @@
+package release
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// Meta is what the reconciler knows of a kind without calling it.
+type Meta struct {
+	// GVK of the custom resource.
+	GVK schema.GroupVersionKind
+	// NewObject and NewList return an empty typed object and list of the kind.
+	NewObject func() client.Object
+	NewList   func() client.ObjectList
+	// ReleasePrefix starts the names of the kind's Helm releases; changing
+	// it orphans every release that exists.
+	ReleasePrefix string
+	// OwnedTypes are the kinds of object the chart renders that the operator
+	// watches; they are cached by LabelManaged and reconcile their owner.
+	OwnedTypes []client.Object
+	// OptionalAPIs are the APIs the kind's chart renders into, or detects,
+	// when the cluster serves them (Route, ServiceMonitor, OpenShift's SCC).
+	OptionalAPIs []schema.GroupVersionKind
+	// WarningConditions are the condition types (besides Reconciled) whose
+	// turn to False is a Warning event.
+	WarningConditions []string
+}
+
+// Kind adapts one custom resource kind to the generic release reconciler.
+// O is the kind's typed object, I what Gather reads for one CR.
+type Kind[O client.Object, I any] interface {
+	// Meta describes the kind.
+	Meta() Meta
+	// Gather reads what the translation needs besides the CR (read-only).
+	// A *status.Failure in the error chain is reported on the CR and waits
+	// for a change; any other error is retried with backoff.
+	Gather(ctx context.Context, obj O) (I, error)
+	// Values translates the CR and its inputs into chart values; a
+	// *status.Failure is an invalid spec.
+	Values(obj O, in I) (map[string]any, error)
+	// Status computes the CR's status in place from the observation. in is
+	// the zero I when Gather failed or the CR is being deleted.
+	Status(ctx context.Context, obj O, in I, obs Observation) error
+	// Conditions returns the CR's status conditions.
+	Conditions(obj O) []metav1.Condition
+}
+
+// Preparer is implemented by kinds that write objects of their own, outside
+// the Helm release (a merged CA bundle).
+type Preparer[O client.Object, I any] interface {
+	// Prepare runs after Values succeeded and before the chart is applied.
+	Prepare(ctx context.Context, obj O, in I) error
+	// Cleanup runs when the CR is deleted, after the release is uninstalled.
+	Cleanup(ctx context.Context, obj O) error
+}
+
+// ConfigMapReader is implemented by kinds whose CRs read ConfigMaps that the
+// operator does not own: the reconciler watches ConfigMaps as metadata only
+// and maps a change to the CRs that list it.
+type ConfigMapReader[O client.Object] interface {
+	// ConfigMapRefs are "namespace/name" of the ConfigMaps the CR reads.
+	ConfigMapRefs(obj O) []string
+	// SharedConfigMaps are "namespace/name" of ConfigMaps every CR reads (the
+	// operator's settings): a change reconciles every CR of the kind.
+	SharedConfigMaps() []string
+}
+
+// Offline is implemented by kinds that `manager render` can render without
+// a cluster, for a cluster with the given capabilities.
+type Offline[O client.Object, I any] interface {
+	OfflineInputs(obj O, caps Capabilities) (I, error)
+}
+
+// Observation is what the reconciler learned in one pass, for Status.
+type Observation struct {
+	// Failure is why the current spec could not be applied; nil when it was.
+	Failure *status.Failure
+	// Applied is true when a release exists (now or from an earlier spec).
+	Applied bool
+	// Objects are the objects of the release's manifest, sorted by kind and name.
+	Objects []ObjectRef
+	// Now stamps condition transitions.
+	Now metav1.Time
+	// Deleting is true while the CR's deletion waits for the uninstall.
+	Deleting bool
+}
+
+// ObjectRef names one object of a release.
+type ObjectRef struct {
+	Kind, Name string
+}
+
+// Find returns the name of the first object of the kind, or "".
+func (o Observation) Find(kind string) string {
+	for _, r := range o.Objects {
+		if r.Kind == kind {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+// Registered is a kind in the form the reconciler and the registry hold:
+// the one place where client.Object meets the kind's own types.
+type Registered interface {
+	Meta() Meta
+	Gather(ctx context.Context, obj client.Object) (any, error)
+	Values(obj client.Object, in any) (map[string]any, error)
+	Status(ctx context.Context, obj client.Object, in any, obs Observation) error
+	Conditions(obj client.Object) []metav1.Condition
+	// Prepare and Cleanup do nothing for a kind that is no Preparer.
+	Prepare(ctx context.Context, obj client.Object, in any) error
+	Cleanup(ctx context.Context, obj client.Object) error
+	// ConfigMapReader returns the kind's ConfigMap references; ok is false
+	// for a kind that reads none.
+	ConfigMapReader() (refs func(client.Object) []string, shared []string, ok bool)
+	// OfflineInputs fails for a kind that is no Offline.
+	OfflineInputs(obj client.Object, caps Capabilities) (any, error)
+}
+
+// Register wraps a typed kind for the registry.
+func Register[O client.Object, I any](k Kind[O, I]) Registered { return adapter[O, I]{k: k} }
+
+type adapter[O client.Object, I any] struct{ k Kind[O, I] }
+
+func (a adapter[O, I]) Meta() Meta { return a.k.Meta() }
+
+func (a adapter[O, I]) object(obj client.Object) O {
+	o, ok := obj.(O)
+	if !ok {
+		// A registry bug, not a user's: the reconciler only hands a kind its own objects.
+		panic(fmt.Sprintf("kind %s got a %T", a.k.Meta().GVK.Kind, obj))
+	}
+	return o
+}
+
+// inputs are the kind's own inputs, the zero I when there are none.
+func (a adapter[O, I]) inputs(in any) I {
+	v, _ := in.(I)
+	return v
+}
+
+func (a adapter[O, I]) Gather(ctx context.Context, obj client.Object) (any, error) {
+	return a.k.Gather(ctx, a.object(obj))
+}
+
+func (a adapter[O, I]) Values(obj client.Object, in any) (map[string]any, error) {
+	return a.k.Values(a.object(obj), a.inputs(in))
+}
+
+func (a adapter[O, I]) Status(ctx context.Context, obj client.Object, in any, obs Observation) error {
+	return a.k.Status(ctx, a.object(obj), a.inputs(in), obs)
+}
+
+func (a adapter[O, I]) Conditions(obj client.Object) []metav1.Condition {
+	return a.k.Conditions(a.object(obj))
+}
+
+func (a adapter[O, I]) Prepare(ctx context.Context, obj client.Object, in any) error {
+	if p, ok := a.k.(Preparer[O, I]); ok {
+		return p.Prepare(ctx, a.object(obj), a.inputs(in))
+	}
+	return nil
+}
+
+func (a adapter[O, I]) Cleanup(ctx context.Context, obj client.Object) error {
+	if p, ok := a.k.(Preparer[O, I]); ok {
+		return p.Cleanup(ctx, a.object(obj))
+	}
+	return nil
+}
+
+func (a adapter[O, I]) ConfigMapReader() (func(client.Object) []string, []string, bool) {
+	r, ok := a.k.(ConfigMapReader[O])
+	if !ok {
+		return nil, nil, false
+	}
+	return func(obj client.Object) []string {
+		o, ok := obj.(O)
+		if !ok {
+			return nil
+		}
+		return r.ConfigMapRefs(o)
+	}, r.SharedConfigMaps(), true
+}
+
+func (a adapter[O, I]) OfflineInputs(obj client.Object, caps Capabilities) (any, error) {
+	off, ok := a.k.(Offline[O, I])
+	if !ok {
+		return nil, fmt.Errorf("%s cannot be rendered offline", a.k.Meta().GVK.Kind)
+	}
+	return off.OfflineInputs(a.object(obj), caps)
+}

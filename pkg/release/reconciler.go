@@ -1,0 +1,566 @@
+package release
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	libhandler "github.com/operator-framework/operator-lib/handler"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+const (
+	// ManagedBy names the operator in events, descriptions and field managers.
+	ManagedBy = "ai-stack-operator"
+	// LabelManaged ("true") marks every object the operator renders and every
+	// release Secret; the operator's caches select on it. (Helm itself sets
+	// app.kubernetes.io/managed-by=Helm on every object it applies, so that
+	// label cannot be ours.)
+	LabelManaged = "ai-stack-operator.io/managed"
+	// Finalizer makes deletion of a CR wait for its release's uninstall.
+	Finalizer = "ai-stack-operator.io/uninstall"
+	// LabelChartDigest on a release records the digest of the chart it was rendered from.
+	LabelChartDigest = "ai-stack-operator.io/chart-digest"
+	// LabelOwnerKind, LabelOwnerNamespace and LabelOwnerUID on a release
+	// record name its CR (CR names can be longer than a label value).
+	LabelOwnerKind      = "ai-stack-operator.io/owner-kind"
+	LabelOwnerNamespace = "ai-stack-operator.io/owner-namespace"
+	LabelOwnerUID       = "ai-stack-operator.io/owner-uid"
+)
+
+// Reconciler reconciles one kind through its embedded chart: install,
+// upgrade only when the values or the chart changed, drift repair otherwise,
+// uninstall on deletion, and a status of the kind's own.
+type Reconciler struct {
+	client      client.Client
+	kind        Registered
+	meta        Meta
+	chart       *charts.Chart
+	actions     helmclient.ActionClientGetter
+	recorder    record.EventRecorder
+	maxHistory  int
+	period      time.Duration
+	concurrency int
+	now         func() metav1.Time
+	helmCaps    func() (*chartutil.Capabilities, error)
+
+	// refusals remembers, per CR, the values the API server refused (422), so
+	// that the same values are not sent again until the spec or an input changes.
+	refusals sync.Map // the CR's UID -> refusal
+}
+
+// refusal is a spec the API server refused, by the digest of its values.
+type refusal struct {
+	digest  string
+	failure status.Failure
+}
+
+// Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithClient sets the client (reads of the CR and its objects go through its cache).
+func WithClient(c client.Client) Option { return func(r *Reconciler) { r.client = c } }
+
+// WithKind sets the kind.
+func WithKind(k Registered) Option { return func(r *Reconciler) { r.kind = k } }
+
+// WithChart sets the chart the kind renders through.
+func WithChart(c *charts.Chart) Option { return func(r *Reconciler) { r.chart = c } }
+
+// WithActionClientGetter sets the Helm action client getter.
+func WithActionClientGetter(g helmclient.ActionClientGetter) Option {
+	return func(r *Reconciler) { r.actions = g }
+}
+
+// WithEventRecorder sets the event recorder.
+func WithEventRecorder(rec record.EventRecorder) Option {
+	return func(r *Reconciler) { r.recorder = rec }
+}
+
+// WithMaxReleaseHistory caps the release revisions Helm keeps.
+func WithMaxReleaseHistory(n int) Option { return func(r *Reconciler) { r.maxHistory = n } }
+
+// WithReconcilePeriod re-reconciles every CR this often; zero disables.
+func WithReconcilePeriod(d time.Duration) Option { return func(r *Reconciler) { r.period = d } }
+
+// WithMaxConcurrentReconciles sets how many CRs reconcile at once.
+func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.concurrency = n } }
+
+// WithHelmCapabilities hands Helm the cluster's capabilities instead of
+// letting it discover every API group on each install and upgrade.
+func WithHelmCapabilities(f func() (*chartutil.Capabilities, error)) Option {
+	return func(r *Reconciler) { r.helmCaps = f }
+}
+
+// NewReconciler builds a Reconciler; client, kind, chart, action client getter
+// and event recorder are required.
+func NewReconciler(opts ...Option) (*Reconciler, error) {
+	r := &Reconciler{maxHistory: 3, concurrency: 1, now: metav1.Now}
+	for _, o := range opts {
+		o(r)
+	}
+	switch {
+	case r.client == nil:
+		return nil, errors.New("reconciler: a client is required")
+	case r.kind == nil:
+		return nil, errors.New("reconciler: a kind is required")
+	case r.chart == nil:
+		return nil, errors.New("reconciler: a chart is required")
+	case r.actions == nil:
+		return nil, errors.New("reconciler: an action client getter is required")
+	case r.recorder == nil:
+		return nil, errors.New("reconciler: an event recorder is required")
+	}
+	r.meta = r.kind.Meta()
+	return r, nil
+}
+
+// SetupWithManager registers the reconciler: the CR, and the objects its chart
+// renders (through the label-limited cache), owned by controller reference.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(strings.ToLower(r.meta.GVK.Kind)).
+		For(r.meta.NewObject()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.concurrency})
+	for _, t := range r.meta.OwnedTypes {
+		b = b.Owns(t)
+		// Objects Helm keeps (helm.sh/resource-policy: keep, such as the PVC)
+		// carry owner annotations instead of an owner reference.
+		b = b.Watches(t, &libhandler.EnqueueRequestForAnnotation[client.Object]{Type: r.meta.GVK.GroupKind()})
+	}
+	if refs, _, ok := r.kind.ConfigMapReader(); ok {
+		// ConfigMaps as metadata only: memory does not grow with their data,
+		// and no label is required on the user's ConfigMaps. A change maps to
+		// the CRs that read the ConfigMap (an index of the CR cache) and to the
+		// CR that owns it (the operator's own ConfigMaps).
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), r.meta.NewObject(), configMapRefIndex, refs); err != nil {
+			return fmt.Errorf("index ConfigMap references: %w", err)
+		}
+		cm := &metav1.PartialObjectMetadata{}
+		cm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		b = b.WatchesMetadata(cm, handler.EnqueueRequestsFromMapFunc(r.configMapReaders))
+		b = b.WatchesMetadata(cm, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.meta.NewObject(), handler.OnlyControllerOwner()))
+	}
+	return b.Complete(r)
+}
+
+// configMapRefIndex indexes CRs by the ConfigMaps they read ("namespace/name").
+const configMapRefIndex = "ai-stack-operator.io/configmap-refs"
+
+// configMapReaders maps a ConfigMap to the CRs that read it (all of them for
+// a shared one, such as the operator's settings).
+func (r *Reconciler) configMapReaders(ctx context.Context, cm client.Object) []reconcile.Request {
+	key := cm.GetNamespace() + "/" + cm.GetName()
+	list := r.meta.NewList()
+	opts := []client.ListOption{client.MatchingFields{configMapRefIndex: key}}
+	if _, shared, _ := r.kind.ConfigMapReader(); slices.Contains(shared, key) {
+		opts = nil
+	}
+	if err := r.client.List(ctx, list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list CRs that read a ConfigMap", "configmap", cm.GetNamespace()+"/"+cm.GetName())
+		return nil
+	}
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
+		return nil
+	})
+	return reqs
+}
+
+// Reconcile brings one CR's release and status in line with its spec.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.meta.NewObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// Typed objects read from a cache carry no TypeMeta; owner references need it.
+	obj.GetObjectKind().SetGroupVersionKind(r.meta.GVK)
+	relName := naming.ReleaseName(r.meta.ReleasePrefix, obj.GetNamespace(), obj.GetName())
+
+	ac, err := r.actions.ActionClientFor(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("helm action client: %w", err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		err := r.uninstall(ctx, obj, ac, relName)
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		if err != nil {
+			// The finalizer holds: the CR says why (phase Terminating).
+			orig := obj.DeepCopyObject().(client.Object)
+			obs := Observation{Now: r.now(), Applied: true, Deleting: true, Failure: &status.Failure{Reason: "UninstallFailed", Message: err.Error()}}
+			if serr := r.kind.Status(ctx, obj, nil, obs); serr == nil && !equality.Semantic.DeepEqual(orig, obj) {
+				_ = r.client.Status().Patch(ctx, obj, client.MergeFrom(orig))
+			}
+		}
+		return ctrl.Result{}, err
+	}
+	if err := AddFinalizer(ctx, r.client, obj); apierrors.IsConflict(err) {
+		// The cache was behind the API server: try again once it caught up.
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	orig := obj.DeepCopyObject().(client.Object)
+	obs := Observation{Now: r.now()}
+	var applyErr error
+	inputs, err := r.kind.Gather(ctx, obj)
+	var vals map[string]any
+	if err == nil {
+		vals, err = r.kind.Values(obj, inputs)
+	}
+	var failure *status.Failure
+	switch {
+	case errors.As(err, &failure):
+		// The user (or the administrator) must change something: say what, and wait.
+		// The event comes with the Reconciled condition's transition.
+		obs.Failure = &status.Failure{Reason: failure.Reason, Message: err.Error()}
+	case err != nil:
+		return ctrl.Result{}, err
+	default:
+		if err := r.kind.Prepare(ctx, obj, inputs); err != nil {
+			return ctrl.Result{}, err
+		}
+		obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
+	}
+
+	deployed, err := ac.Config().Releases.Deployed(relName)
+	switch {
+	case err == nil:
+		obs.Applied = true
+		obs.Objects = manifestObjects(deployed.Manifest)
+	case !errors.Is(err, driver.ErrNoDeployedReleases) && !errors.Is(err, driver.ErrReleaseNotFound):
+		return ctrl.Result{}, errors.Join(applyErr, fmt.Errorf("read release %s: %w", relName, err))
+	}
+
+	if err := r.kind.Status(ctx, obj, inputs, obs); err != nil {
+		return ctrl.Result{}, errors.Join(applyErr, err)
+	}
+	if !equality.Semantic.DeepEqual(orig, obj) {
+		if err := r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, errors.Join(applyErr, fmt.Errorf("update status: %w", err))
+		}
+		r.recordTransitions(obj, r.kind.Conditions(orig), r.kind.Conditions(obj))
+	}
+	// An apply error is returned so that the work is retried with backoff;
+	// an invalid spec waits for the user to change it; a name conflict is
+	// looked at again soon, since the user may rename or delete the object
+	// in the way (which no watch of the operator sees).
+	after := r.period
+	if obs.Failure != nil && (obs.Failure.Reason == status.ReasonNameConflict || obs.Failure.Reason == status.ReasonReleaseBusy) && (after == 0 || after > conflictRecheck) {
+		after = conflictRecheck
+	}
+	return ctrl.Result{RequeueAfter: after}, applyErr
+}
+
+const (
+	// pendingGrace is how long a pending release is left alone: another
+	// replica (a leader that lost its lease but has not noticed yet) may still
+	// be working on it. Helm actions here take seconds (no --wait).
+	pendingGrace = 2 * time.Minute
+	// conflictRecheck is how soon a CR blocked by a name conflict is reconciled again.
+	conflictRecheck = 30 * time.Second
+)
+
+// AddFinalizer adds the operator's finalizer to obj with optimistic
+// concurrency: the patch carries obj's resourceVersion, so that a stale copy
+// fails with a conflict instead of dropping another controller's finalizer.
+func AddFinalizer(ctx context.Context, c client.Client, obj client.Object) error {
+	if controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
+	}
+	return patchFinalizers(ctx, c, obj, "add", controllerutil.AddFinalizer)
+}
+
+// RemoveFinalizer removes the operator's finalizer from obj, with the same
+// optimistic concurrency as AddFinalizer.
+func RemoveFinalizer(ctx context.Context, c client.Client, obj client.Object) error {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
+	}
+	return patchFinalizers(ctx, c, obj, "remove", controllerutil.RemoveFinalizer)
+}
+
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, verb string, change func(client.Object, string) bool) error {
+	orig := obj.DeepCopyObject().(client.Object)
+	change(obj, Finalizer)
+	if err := c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("%s finalizer: %w", verb, err)
+	}
+	return nil
+}
+
+// policy is what a manifest of this CR may hold.
+func (r *Reconciler) policy(obj client.Object) guard.Policy {
+	return guard.Policy{Namespace: obj.GetNamespace(), Kinds: r.chart.Kinds}
+}
+
+// ownership describes the objects the operator renders for this CR.
+func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownership {
+	return guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// gated wraps the post-renderer Helm would run in the operator's gate.
+func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string, next postrender.PostRenderer) postrender.PostRenderer {
+	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), next: next}
+}
+
+// failed turns a failed Helm action into a status failure: problems the user
+// fixes carry their own reason and are not retried with backoff; anything
+// else is returned to be retried.
+func (r *Reconciler) failed(obj client.Object, reason, relName string, err error) (*status.Failure, error) {
+	if f := asUserError(err); f != nil {
+		// The event comes with the Reconciled condition's transition.
+		return f, nil
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeWarning, reason, "%s of release %s failed: %v", strings.ToLower(strings.TrimSuffix(reason, "Failed")), relName, err)
+	return &status.Failure{Reason: reason, Message: err.Error()}, err
+}
+
+// checkValues validates values against the chart's values.schema.json before
+// Helm does, so that a violation is an invalid spec, not a failed install.
+func (r *Reconciler) checkValues(vals map[string]any) *status.Failure {
+	if err := chartutil.ValidateAgainstSchema(r.chart.Chart, vals); err != nil {
+		return &status.Failure{Reason: status.ReasonInvalidSpec, Message: "the spec translates into chart values the chart refuses: " + strings.TrimSpace(err.Error())}
+	}
+	return nil
+}
+
+// valuesDigest identifies values and chart, for refusals.
+func (r *Reconciler) valuesDigest(vals map[string]any) string {
+	b, _ := json.Marshal(vals) // maps marshal with sorted keys
+	sum := sha256.Sum256(append(b, r.chart.Digest...))
+	return hex.EncodeToString(sum[:])
+}
+
+// refused returns the remembered refusal of these values, if any.
+func (r *Reconciler) refused(obj client.Object, digest string) *status.Failure {
+	if v, ok := r.refusals.Load(obj.GetUID()); ok && v.(refusal).digest == digest {
+		f := v.(refusal).failure
+		return &f
+	}
+	return nil
+}
+
+// remember records the outcome of sending values: a refusal by the API
+// server (InvalidSpec) is kept; anything else forgets an earlier one.
+func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failure) {
+	if f != nil && f.Reason == status.ReasonInvalidSpec {
+		r.refusals.Store(obj.GetUID(), refusal{digest: digest, failure: *f})
+		return
+	}
+	r.refusals.Delete(obj.GetUID())
+}
+
+// apply installs, upgrades or repairs the release. It upgrades only when the
+// values or the chart differ from the deployed release's, so that an
+// unchanged CR costs reads only. Every install and upgrade goes through the
+// gate (the chart's policy and the ownership of every name), and drift
+// repair checks the stored manifest the same way before it writes.
+func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*status.Failure, error) {
+	labels := map[string]string{
+		LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32],
+		// Whose release this is: the sweep removes records whose CR is gone.
+		LabelOwnerKind: r.meta.GVK.Kind, LabelOwnerNamespace: obj.GetNamespace(), LabelOwnerUID: string(obj.GetUID()),
+	}
+	if r.helmCaps != nil {
+		caps, err := r.helmCaps()
+		if err != nil {
+			return nil, err
+		}
+		ac.Config().Capabilities = caps
+	}
+	last, err := ac.Get(relName)
+	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+		return &status.Failure{Reason: "ReleaseUnreadable", Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
+	}
+	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
+		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName))
+		if len(repaired) > 0 {
+			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
+		}
+		if err != nil {
+			return r.failed(obj, "DriftRepairFailed", relName, err)
+		}
+		return nil, nil
+	}
+
+	// Install or upgrade: values the chart or the API server refuses are an
+	// invalid spec, and the same values are not sent again.
+	if f := r.checkValues(vals); f != nil {
+		return f, nil
+	}
+	digest := r.valuesDigest(vals)
+	if f := r.refused(obj, digest); f != nil {
+		return f, nil
+	}
+	var f *status.Failure
+	if last == nil {
+		f, err = r.install(ac, obj, relName, vals, labels)
+	} else {
+		f, err = r.upgrade(ac, obj, relName, vals, labels, last)
+	}
+	r.remember(obj, digest, f)
+	return f, err
+}
+
+func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string) (*status.Failure, error) {
+	rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {
+		i.Labels = labels
+		// The API server validates what it is sent; Helm's client-side
+		// validation would download the cluster's OpenAPI document each time.
+		i.DisableOpenAPIValidation = true
+		// Hooks skip the post-renderer, so the gate would not see them; the
+		// charts have none, and none may run.
+		i.DisableHooks = true
+		i.PostRenderer = r.gated(ac, obj, relName, i.PostRenderer)
+		return nil
+	})
+	if err != nil {
+		return r.failed(obj, "InstallFailed", relName, err)
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
+	return nil, nil
+}
+
+func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *release.Release) (*status.Failure, error) {
+	if st := last.Info.Status; st.IsPending() || st == release.StatusUninstalling {
+		if age := r.now().Sub(last.Info.LastDeployed.Time); age < pendingGrace {
+			return &status.Failure{Reason: status.ReasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), pendingGrace)}, nil
+		}
+		// A killed operator leaves the release locked; Helm refuses every
+		// action until it is marked failed, after which it upgrades cleanly.
+		last.Info.Status = release.StatusFailed
+		last.Info.Description = fmt.Sprintf("left %s by an interrupted operation; marked failed by %s", st, ManagedBy)
+		if err := ac.Config().Releases.Update(last); err != nil {
+			return &status.Failure{Reason: "ReleaseLocked", Message: err.Error()}, fmt.Errorf("repair release %s: %w", relName, err)
+		}
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ReleaseRepaired", "release %s revision %d was left %s by an interrupted operation; marked failed and upgrading", relName, last.Version, st)
+	}
+	rel, err := ac.Upgrade(relName, obj.GetNamespace(), r.chart.Chart, vals, func(u *action.Upgrade) error {
+		u.MaxHistory = r.maxHistory
+		u.Labels = labels
+		u.DisableOpenAPIValidation = true
+		u.DisableHooks = true
+		u.PostRenderer = r.gated(ac, obj, relName, u.PostRenderer)
+		return nil
+	})
+	if err != nil {
+		return r.failed(obj, "UpgradeFailed", relName, err)
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Upgraded", "upgraded release %s to revision %d", rel.Name, rel.Version)
+	return nil, nil
+}
+
+// uninstall removes what the release created and its records, then the
+// finalizer. It is the operator's own, not Helm's: each object is deleted
+// only if it is the operator's (an object of the same name that someone
+// else created in the meantime is left, with an event), only inside the CR's
+// namespace (whatever a stored manifest says), never when the chart keeps it
+// (helm.sh/resource-policy: keep), and with its UID as a precondition, so
+// that what is deleted is exactly what was checked.
+func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmclient.ActionInterface, relName string) error {
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return nil
+	}
+	cfg := ac.Config()
+	history, err := cfg.Releases.History(relName)
+	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+		return fmt.Errorf("read release %s: %w", relName, err)
+	}
+	deleted, left, err := deleteReleaseObjects(cfg, history, r.policy(obj), r.ownership(obj, relName))
+	if len(left) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: not created by the operator for this resource", strings.Join(left, ", "))
+	}
+	if err != nil {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "UninstallFailed", "uninstall of release %s failed: %v", relName, err)
+		return fmt.Errorf("uninstall release %s: %w", relName, err)
+	}
+	for _, rel := range history {
+		if _, err := cfg.Releases.Delete(rel.Name, rel.Version); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+			return fmt.Errorf("delete release %s revision %d: %w", rel.Name, rel.Version, err)
+		}
+	}
+	if len(history) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Uninstalled", "uninstalled release %s (%d objects deleted)", relName, deleted)
+	}
+	r.refusals.Delete(obj.GetUID())
+	if err := r.kind.Cleanup(ctx, obj); err != nil {
+		return fmt.Errorf("clean up: %w", err)
+	}
+	return client.IgnoreNotFound(RemoveFinalizer(ctx, r.client, obj))
+}
+
+// recordTransitions emits one event per condition whose status changed.
+func (r *Reconciler) recordTransitions(obj client.Object, before, after []metav1.Condition) {
+	for _, t := range status.Transitions(before, after) {
+		eventType := corev1.EventTypeNormal
+		if t.Condition.Status == metav1.ConditionFalse && (t.Condition.Type == status.TypeReconciled || slices.Contains(r.meta.WarningConditions, t.Condition.Type)) {
+			eventType = corev1.EventTypeWarning
+		}
+		r.recorder.Eventf(obj, eventType, t.Condition.Reason, "%s is %s: %s", t.Condition.Type, t.Condition.Status, t.Condition.Message)
+	}
+}
+
+// manifestObjects lists the objects of a release manifest, sorted.
+func manifestObjects(manifest string) []ObjectRef {
+	var out []ObjectRef
+	for _, doc := range releaseutil.SplitManifests(manifest) {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil || head.Kind == "" {
+			continue
+		}
+		out = append(out, ObjectRef{Kind: head.Kind, Name: head.Metadata.Name})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}

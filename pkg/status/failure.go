@@ -1,0 +1,42 @@
+package status
+
+import "fmt"
+
+// Reasons of the Reconciled condition that the reconciler and the kinds share.
+const (
+	// ReasonInvalidSpec: the user must change the spec.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonNameConflict: a name the operator needs is taken by an object it did not create.
+	ReasonNameConflict = "NameConflict"
+	// ReasonReleaseBusy: the release is pending, younger than the grace period.
+	ReasonReleaseBusy = "ReleaseBusy"
+	// ReasonInvalidOperatorSettings: the administrator must fix the operator's settings.
+	ReasonInvalidOperatorSettings = "InvalidOperatorSettings"
+)
+
+// Failure is a problem the user (or the administrator) fixes: it is
+// reported on the CR with its reason and is not retried with backoff until
+// something changes. It is the one error type for that, from the
+// translation, the settings, the typed run configuration and Gather alike.
+type Failure struct {
+	// Reason is a CamelCase reason for the Reconciled condition (InvalidSpec, NameConflict, ...).
+	Reason string
+	// Field names what to fix: a CR field path (spec.server.distribution.name)
+	// or a settings key; empty when the message says it.
+	Field string
+	// Message says what is wrong and how to fix it.
+	Message string
+}
+
+// Error is "field: message", or the message when no field is named.
+func (f *Failure) Error() string {
+	if f.Field == "" {
+		return f.Message
+	}
+	return f.Field + ": " + f.Message
+}
+
+// Invalid is an InvalidSpec failure of a CR field.
+func Invalid(field, format string, args ...any) *Failure {
+	return &Failure{Reason: ReasonInvalidSpec, Field: field, Message: fmt.Sprintf(format, args...)}
+}
