@@ -28,16 +28,16 @@ func TestParseDefaults(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	for name, in := range map[string]string{
-		"empty":         ``,
-		"missing chart": `[{group: g, version: v1, kind: K}]`,
-		"duplicate":     `[{group: g, version: v1, kind: K, chart: c}, {group: g, version: v1, kind: K, chart: d}]`,
-		"unknown field": `[{group: g, version: v1, kind: K, chart: c, charts: x}]`,
-		"negative":      `[{group: g, version: v1, kind: K, chart: c, maxReleaseHistory: -1}]`,
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty", ``, "watches file lists no kind"},
+		{"missing chart", `[{group: g, version: v1, kind: K}]`, "watches entry 0: group, version, kind and chart are required"},
+		{"duplicate", `[{group: g, version: v1, kind: K, chart: c}, {group: g, version: v1, kind: K, chart: d}]`, "watches entry 1: g/v1, Kind=K is listed twice"},
+		{"unknown field", `[{group: g, version: v1, kind: K, chart: c, charts: x}]`, `parse watches file: error unmarshaling JSON: while decoding JSON: json: unknown field "charts"`},
+		{"negative", `[{group: g, version: v1, kind: K, chart: c, maxReleaseHistory: -1}]`, "watches entry 0 (K): maxConcurrentReconciles and maxReleaseHistory must not be negative"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := Parse([]byte(in))
-			assert.Error(t, err)
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			assert.EqualError(t, err, tc.want)
 		})
 	}
 }
@@ -50,5 +50,12 @@ func TestRepositoryWatchesFile(t *testing.T) {
 	require.NoError(t, err)
 	ws, err := Load(path)
 	require.NoError(t, err)
-	assert.NotEmpty(t, ws)
+	require.Len(t, ws, 1)
+	assert.Equal(t, "llamastack.io/v1alpha1, Kind=LlamaStackDistribution", ws[0].GroupVersionKind().String())
+	assert.Equal(t, "llama-stack-distribution", ws[0].Chart)
+	assert.Equal(t, 10*time.Minute, ws[0].Period())
+	assert.Equal(t, 3, ws[0].MaxReleaseHistory)
+
+	_, err = Load(filepath.Join(t.TempDir(), "missing.yaml"))
+	assert.ErrorContains(t, err, "read watches file: ")
 }

@@ -20,6 +20,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"sync"
 )
 
 const (
@@ -32,6 +33,12 @@ func newNamespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + strings.ToLower(rand.String(8))}}
 	require.NoError(t, k8s.Create(context.Background(), ns))
+	// envtest runs no namespace controller: without this, every test's CRs
+	// would keep reconciling for the rest of the suite, and its load grow
+	// with every test that ran before (whatever the order).
+	t.Cleanup(func() {
+		_ = k8s.DeleteAllOf(context.Background(), &llamav1alpha1.LlamaStackDistribution{}, client.InNamespace(ns.Name))
+	})
 	return ns.Name
 }
 
@@ -123,11 +130,69 @@ type unstructuredObj = unstructured.Unstructured
 type countingTransport struct {
 	next                          http.RoundTripper
 	writes, releaseReads, secrets *atomic.Int64
+	// log, when set, records every request.
+	log *requestLog
+}
+
+// requestLog records an operator's requests ("METHOD path?query"), so that
+// a test can count its own CR's among those of earlier tests' CRs (which may
+// still be reconciling or uninstalling, whatever order the tests run in).
+type requestLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *requestLog) add(path string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paths = append(l.paths, path)
+}
+
+// mark is where the log is now.
+func (l *requestLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.paths)
+}
+
+// writesAbout returns the writes since mark that concern the namespace:
+// its objects and events, and its CRs' release records (named
+// "<prefix>-<namespace>.<name>" in the operator's namespace).
+func (l *requestLog) writesAbout(ns string, mark int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, p := range l.paths[mark:] {
+		if strings.HasPrefix(p, http.MethodGet+" ") {
+			continue
+		}
+		if strings.Contains(p, "/namespaces/"+ns+"/") || strings.Contains(p, "-"+ns+".") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// releaseLists counts the lists of a release's records since mark: every
+// reconcile of its CR sends at least one.
+func (l *requestLog) releaseLists(release string, mark int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, p := range l.paths[mark:] {
+		if strings.HasPrefix(p, http.MethodGet+" ") && strings.Contains(p, "name%3D"+release) {
+			n++
+		}
+	}
+	return n
 }
 
 func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.secrets != nil && strings.Contains(req.URL.Path, "/secrets") {
 		c.secrets.Add(1)
+	}
+	if c.log != nil {
+		c.log.add(req.Method + " " + req.URL.Path + "?" + req.URL.RawQuery)
 	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		c.writes.Add(1)

@@ -2,20 +2,16 @@ package integration
 
 import (
 	"context"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 // A second operator process starting on settled CRs (a restart, or a new
@@ -38,20 +34,12 @@ func TestAFreshOperatorWritesNothing(t *testing.T) {
 	settled := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, get(ns, "steady", settled))
 
-	ws, err := watches.Load("../../watches.yaml")
-	require.NoError(t, err)
-	for i := range ws {
-		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
-	}
 	var writes, releaseReads atomic.Int64
-	cfg := rest.CopyConfig(restConfig)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return countingTransport{next: rt, writes: &writes, releaseReads: &releaseReads}
-	}
-	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
-		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
-		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
-		SkipControllerNameValidation: true,
+	mgr, err := newOperator(restConfig, countingTransport{writes: &writes, releaseReads: &releaseReads}, func(o *controller.ManagerOptions) {
+		// A second manager in this process; the defaults of a real start
+		// (capabilities remembered for a minute, the sweep at start only).
+		o.SkipControllerNameValidation = true
+		o.CapabilityTTL, o.ReleaseSweepPeriod = 0, 0
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

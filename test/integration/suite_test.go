@@ -26,6 +26,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // The operator's namespace and settings ConfigMap in the suite.
@@ -46,6 +47,8 @@ var (
 	// read; operatorReleaseReads its reads of Helm's release storage;
 	// operatorSecretRequests any request of it about Secrets (there must be none).
 	operatorWrites, operatorReleaseReads, operatorSecretRequests atomic.Int64
+	// operatorRequests has every request the operator sends.
+	operatorRequests requestLog
 )
 
 func TestMain(m *testing.M) {
@@ -78,23 +81,7 @@ func run(m *testing.M) int {
 		}
 	}()
 
-	ws, err := watches.Load(filepath.Join(root, "watches.yaml"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	for i := range ws {
-		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
-	}
-	operatorCfg := rest.CopyConfig(cfg)
-	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return countingTransport{next: rt, writes: &operatorWrites, releaseReads: &operatorReleaseReads, secrets: &operatorSecretRequests}
-	}
-	mgr, err := controller.NewManager(operatorCfg, controller.ManagerOptions{
-		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
-		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
-		CapabilityTTL: 500 * time.Millisecond, ReleaseSweepPeriod: time.Second,
-	})
+	mgr, err := newOperator(cfg, countingTransport{writes: &operatorWrites, releaseReads: &operatorReleaseReads, secrets: &operatorSecretRequests, log: &operatorRequests}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -122,4 +109,32 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// newOperator builds the operator as the suite runs it: the repository's
+// watches.yaml with the suite's reconcile period, capabilities remembered
+// for 500 ms, a sweep every second, and its requests counted by counts;
+// tune changes the options.
+func newOperator(cfg *rest.Config, counts countingTransport, tune func(*controller.ManagerOptions)) (manager.Manager, error) {
+	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	for i := range ws {
+		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
+	}
+	operatorCfg := rest.CopyConfig(cfg)
+	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		counts.next = rt
+		return counts
+	}
+	o := controller.ManagerOptions{
+		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
+		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
+		CapabilityTTL: 500 * time.Millisecond, ReleaseSweepPeriod: time.Second,
+	}
+	if tune != nil {
+		tune(&o)
+	}
+	return controller.NewManager(operatorCfg, o)
 }

@@ -16,6 +16,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust/trusttest"
 )
@@ -104,12 +105,12 @@ func TestExplicitCABundle(t *testing.T) {
 
 	// A label-only edit of the source rolls nothing.
 	_, rvBefore, _ := podTemplate(t, ns, "tls")
-	reconciles := reconcileCount(t)
+	mark := operatorRequests.mark()
 	require.NoError(t, get(ns, "my-cas", src))
 	src.Labels = map[string]string{"edited": "yes"}
 	require.NoError(t, k8s.Update(context.Background(), src))
 	eventually(t, "a reconcile after the label edit", func() error {
-		if reconcileCount(t) <= reconciles {
+		if operatorRequests.releaseLists(naming.ReleaseName("llsd", ns, "tls"), mark) == 0 {
 			return fmt.Errorf("no reconcile yet")
 		}
 		return nil

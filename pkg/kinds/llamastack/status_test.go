@@ -14,7 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"k8s.io/utils/ptr"
 )
 
 var (
@@ -128,4 +131,46 @@ func TestConditionMessagesAreCapped(t *testing.T) {
 			t.Fatalf("condition %s: %d bytes, valid UTF-8 %v", c.Type, len(c.Message), utf8.ValidString(c.Message))
 		}
 	}
+}
+
+// observe derives what the status needs from the CR, its inputs and the
+// reconcile, before any object is read back.
+func TestObserve(t *testing.T) {
+	now := metav1.Unix(100, 0)
+	obs := release.Observation{Now: now, Applied: true, Objects: []release.ObjectRef{{Kind: "Deployment", Name: "demo"}, {Kind: "Service", Name: "demo-service"}}}
+	in := &Inputs{settings: Settings{Distributions: map[string]string{"starter": "img"}}, trust: trust.Outcome{Wanted: true, Reason: trust.ReasonConfigMapNotFound}}
+
+	o := observe(newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Generation = 4
+		cr.Spec.Replicas = 3
+		cr.Spec.Server.ContainerSpec.Port = 9000
+		cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
+	}), in, obs, "v9")
+	assert.Equal(t, int64(4), o.Generation)
+	assert.Equal(t, int32(3), o.Replicas)
+	assert.True(t, o.Applied)
+	assert.Equal(t, "v9", o.OperatorVersion)
+	assert.Equal(t, now, o.Now)
+	assert.Equal(t, "starter", o.ActiveDistribution)
+	assert.Equal(t, map[string]string{"starter": "img"}, map[string]string(o.AvailableDistributions))
+	assert.Equal(t, trust.ReasonConfigMapNotFound, o.Trust.Reason)
+	assert.Equal(t, "http://demo-service.team-a.svc.cluster.local:9000", o.ServiceURL)
+	require.NotNil(t, o.StorageRequested)
+	assert.Equal(t, llamav1alpha1.DefaultStorageSize, o.StorageRequested.String())
+
+	// Autoscaling: ready means the HPA's minimum (1 by default) is available.
+	o = observe(newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Replicas = 5
+		cr.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MaxReplicas: 4}
+	}), nil, release.Observation{}, "v9")
+	assert.Equal(t, int32(1), o.Replicas)
+	assert.Empty(t, o.ServiceURL, "no Service in the release yet")
+	assert.Nil(t, o.StorageRequested)
+	assert.False(t, o.Trust.Wanted, "no inputs (Gather failed): nothing is known of trust")
+	o = observe(newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 4}
+		cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "my/image:1"}
+	}), nil, release.Observation{}, "v9")
+	assert.Equal(t, int32(2), o.Replicas)
+	assert.Equal(t, "my/image:1", o.ActiveDistribution, "an image given directly is the active distribution")
 }

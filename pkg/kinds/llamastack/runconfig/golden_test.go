@@ -21,7 +21,7 @@ const samplePath = "../../../../config/samples/llamastack_v1alpha1_llamastackdis
 
 // TestGolden renders each testdata/<case>.input.yaml (the contents of
 // spec.server.config) and compares it with testdata/<case>.golden.yaml.
-// go test ./pkg/runconfig -update rewrites the golden files.
+// go test ./pkg/kinds/llamastack/runconfig -update rewrites the golden files.
 func TestGolden(t *testing.T) {
 	inputs, err := filepath.Glob(filepath.Join("testdata", "*.input.yaml"))
 	require.NoError(t, err)
@@ -72,6 +72,6 @@ func compareGolden(t *testing.T, path string, got []byte) {
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./pkg/runconfig -update")
-	assert.Equal(t, string(want), string(got), "run go test ./pkg/runconfig -update if the change is intended")
+	require.NoError(t, err, "missing golden file; run go test ./pkg/kinds/llamastack/runconfig -update")
+	assert.Equal(t, string(want), string(got), "run go test ./pkg/kinds/llamastack/runconfig -update if the change is intended")
 }

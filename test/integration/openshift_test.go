@@ -1,9 +1,5 @@
 package integration
 
-// This file runs last (Go runs test files in name order): it installs the
-// OpenShift Route API into the shared control plane, after which every CR is
-// rendered as on OpenShift.
-
 import (
 	"context"
 	"fmt"
@@ -15,62 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 )
-
-// installRouteAPI installs minimal route.openshift.io/v1 Route and
-// security.openshift.io/v1 SecurityContextConstraints CRDs: the cluster looks
-// like OpenShift (the operator detects OpenShift by the SCC API).
-func installRouteAPI(t *testing.T) {
-	t.Helper()
-	installAPI(t, "route.openshift.io", "Route", "routes", apiextensionsv1.NamespaceScoped)
-	installAPI(t, "security.openshift.io", "SecurityContextConstraints", "securitycontextconstraints", apiextensionsv1.ClusterScoped)
-	// The operator remembers capabilities for 500 ms in this suite.
-	time.Sleep(time.Second)
-}
-
-// installAPI installs a minimal CRD of group/v1 kind.
-func installAPI(t *testing.T, group, kind, plural string, scope apiextensionsv1.ResourceScope) {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
-	c, err := client.New(restConfig, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"},
-			Scope: scope,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
-				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-			}},
-		},
-	}
-	require.NoError(t, client.IgnoreAlreadyExists(c.Create(context.Background(), crd)))
-	eventually(t, "the "+kind+" API", func() error {
-		got := &apiextensionsv1.CustomResourceDefinition{}
-		if err := c.Get(context.Background(), client.ObjectKey{Name: crd.Name}, got); err != nil {
-			return err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("not established")
-	})
-}
 
 func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	ns := newNamespace(t)
