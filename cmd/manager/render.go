@@ -140,10 +140,12 @@ func newRenderer(opts renderOptions) (*renderer, error) {
 	return r, nil
 }
 
-// watchFor returns the watches.yaml entry of a kind, nil when it is not served.
+// watchFor returns the watches.yaml entry of a kind, in any version its CRD
+// serves (a TrustyAIService of v1alpha1 as well as v1); nil when the kind
+// is not served.
 func (r *renderer) watchFor(gvk schema.GroupVersionKind) *watches.Watch {
 	for i := range r.ws {
-		if r.ws[i].GroupVersionKind() == gvk {
+		if r.ws[i].GroupVersionKind().GroupKind() == gvk.GroupKind() && r.admission.Serves(gvk) {
 			return &r.ws[i]
 		}
 	}
@@ -160,6 +162,9 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	if err := r.admission.Admit(context.Background(), u); err != nil {
 		return "", err
 	}
+	// The API server converts to the version the operator reads with the
+	// CRD's strategy; every CRD here converts with None (same schemas).
+	u.SetAPIVersion(w.GroupVersionKind().GroupVersion().String())
 	kind, err := controller.KindFor(*w, controller.Deps{OperatorNamespace: r.opts.operatorNamespace})
 	if err != nil {
 		return "", err

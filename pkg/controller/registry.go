@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -11,7 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	trustyv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -49,6 +53,22 @@ var registry = []entry{
 		new: func(d Deps) release.Registered {
 			return release.Register[*llamav1alpha1.LlamaStackDistribution, *llamastack.Inputs](&llamastack.Kind{
 				OperatorVersion:   version.Version,
+				OperatorNamespace: d.OperatorNamespace,
+				SettingsConfigMap: d.SettingsConfigMap,
+				Client:            d.Client,
+				APIReader:         d.APIReader,
+				Recorder:          d.Recorder,
+				Capabilities:      d.Capabilities,
+			})
+		},
+	},
+	{
+		addToScheme: func(s *runtime.Scheme) error {
+			return errors.Join(trustyv1.AddToScheme(s), trustyv1alpha1.AddToScheme(s))
+		},
+		meta: trustyai.Meta,
+		new: func(d Deps) release.Registered {
+			return release.Register[*trustyv1.TrustyAIService, *trustyai.Inputs](&trustyai.Kind{
 				OperatorNamespace: d.OperatorNamespace,
 				SettingsConfigMap: d.SettingsConfigMap,
 				Client:            d.Client,

@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -77,6 +78,14 @@ type Offline[O client.Object, I any] interface {
 	OfflineInputs(obj O, caps Capabilities) (I, error)
 }
 
+// Rechecker is implemented by kinds whose status depends on what no watch
+// of the operator sees (a Route's admission by a router, a Secret that is
+// only looked up by name): Recheck, after the status is computed, says how
+// soon to reconcile again (0: at the reconcile period).
+type Rechecker[O client.Object] interface {
+	Recheck(obj O) time.Duration
+}
+
 // Observation is what the reconciler learned in one pass, for Status.
 type Observation struct {
 	// Failure is why the current spec could not be applied; nil when it was.
@@ -122,6 +131,8 @@ type Registered interface {
 	ConfigMapReader() (refs func(client.Object) []string, shared []string, ok bool)
 	// OfflineInputs fails for a kind that is no Offline.
 	OfflineInputs(obj client.Object, caps Capabilities) (any, error)
+	// Recheck is 0 for a kind that is no Rechecker.
+	Recheck(obj client.Object) time.Duration
 }
 
 // Register wraps a typed kind for the registry.
@@ -188,6 +199,13 @@ func (a adapter[O, I]) ConfigMapReader() (func(client.Object) []string, []string
 		}
 		return r.ConfigMapRefs(o)
 	}, r.SharedConfigMaps(), true
+}
+
+func (a adapter[O, I]) Recheck(obj client.Object) time.Duration {
+	if r, ok := a.k.(Rechecker[O]); ok {
+		return r.Recheck(a.object(obj))
+	}
+	return 0
 }
 
 func (a adapter[O, I]) OfflineInputs(obj client.Object, caps Capabilities) (any, error) {

@@ -257,10 +257,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	default:
-		if err := r.kind.Prepare(ctx, obj, inputs); err != nil {
+		// What the kind writes outside Helm comes first: the chart may mount it.
+		switch err := r.kind.Prepare(ctx, obj, inputs); {
+		case errors.As(err, &failure):
+			obs.Failure = &status.Failure{Reason: failure.Reason, Message: err.Error()}
+		case err != nil:
 			return ctrl.Result{}, err
+		default:
+			obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
 		}
-		obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
 	}
 
 	deployed, err := ac.Config().Releases.Deployed(relName)
@@ -288,6 +293,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	after := r.period
 	if obs.Failure != nil && (obs.Failure.Reason == status.ReasonNameConflict || obs.Failure.Reason == status.ReasonReleaseBusy) && (after == 0 || after > conflictRecheck) {
 		after = conflictRecheck
+	}
+	// The kind may want to look again sooner at what no watch of the
+	// operator sees (a Route's admission, a Secret's appearance).
+	if d := r.kind.Recheck(obj); d > 0 && (after == 0 || d < after) {
+		after = d
 	}
 	return ctrl.Result{RequeueAfter: after}, applyErr
 }

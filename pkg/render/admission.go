@@ -44,7 +44,7 @@ func NewAdmission(crds []*apiextensionsv1.CustomResourceDefinition) (*Admission,
 	a := &Admission{versions: map[schema.GroupVersionKind]*admissionVersion{}}
 	for _, crd := range crds {
 		for _, v := range crd.Spec.Versions {
-			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
 				continue
 			}
 			internal := &apiextensions.JSONSchemaProps{}
@@ -69,6 +69,12 @@ func NewAdmission(crds []*apiextensionsv1.CustomResourceDefinition) (*Admission,
 		}
 	}
 	return a, nil
+}
+
+// Serves says whether a CRD serves the kind in that version.
+func (a *Admission) Serves(gvk schema.GroupVersionKind) bool {
+	_, ok := a.versions[gvk]
+	return ok
 }
 
 // Refused is a CR the API server would refuse; Errors name each field.

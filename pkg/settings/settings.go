@@ -97,3 +97,35 @@ func Seconds(data map[string]string, key string) (int32, error) {
 	}
 	return int32(n), nil
 }
+
+// KeyProgressDeadlineSeconds is every kind's Deployments'
+// progressDeadlineSeconds: how long a rollout may make no progress before it
+// is reported stuck (Kubernetes' default, 600, when unset).
+const KeyProgressDeadlineSeconds = "progress-deadline-seconds"
+
+// Image is one image: data's key (trimmed), then the environment variable
+// env from environ (os.Environ form), then def.
+func Image(data map[string]string, key string, environ []string, env, def string) string {
+	if v := strings.TrimSpace(data[key]); v != "" {
+		return v
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == env && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return def
+}
+
+// KindName reads "Kind/name" with one of the given kinds; empty when unset.
+func KindName(data map[string]string, key string, kinds ...string) (kind, name string, err error) {
+	v := strings.TrimSpace(data[key])
+	if v == "" {
+		return "", "", nil
+	}
+	kind, name, ok := strings.Cut(v, "/")
+	if !ok || !slices.Contains(kinds, kind) || name == "" || strings.ContainsAny(name, "/ \t\n") {
+		return "", "", Invalid(key, "must be %s/<name>, got %q", strings.Join(kinds, "/<name> or "), v)
+	}
+	return kind, name, nil
+}

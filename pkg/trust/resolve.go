@@ -176,7 +176,11 @@ func Resolve(req Request, lookup Lookup) (Outcome, error) {
 		return fail(ReasonInvalidCertificate, "%v", err)
 	case b.Certificates == 0:
 		// An empty file at SSL_CERT_FILE would fail every TLS connection.
-		return fail(ReasonNoCertificates, "the CA sources (%s) hold no certificate yet, so no bundle is mounted and the image's own trust store stays in use; add a certificate to a source, or turn %s back on", strings.Join(out.Sources, ", "), req.PublicRootsField)
+		fix := "add a certificate to a source"
+		if req.PublicRootsField != "" {
+			fix += ", or turn " + req.PublicRootsField + " back on"
+		}
+		return fail(ReasonNoCertificates, "the CA sources (%s) hold no certificate yet, so no bundle is mounted and the image's own trust store stays in use; %s", strings.Join(out.Sources, ", "), fix)
 	}
 	out.Bundle = b
 	return out, nil

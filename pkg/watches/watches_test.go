@@ -50,11 +50,15 @@ func TestRepositoryWatchesFile(t *testing.T) {
 	require.NoError(t, err)
 	ws, err := Load(path)
 	require.NoError(t, err)
-	require.Len(t, ws, 1)
+	require.Len(t, ws, 2)
 	assert.Equal(t, "llamastack.io/v1alpha1, Kind=LlamaStackDistribution", ws[0].GroupVersionKind().String())
 	assert.Equal(t, "llama-stack-distribution", ws[0].Chart)
-	assert.Equal(t, 10*time.Minute, ws[0].Period())
-	assert.Equal(t, 3, ws[0].MaxReleaseHistory)
+	assert.Equal(t, "trustyai.opendatahub.io/v1, Kind=TrustyAIService", ws[1].GroupVersionKind().String(), "the storage version")
+	assert.Equal(t, "trustyai-service", ws[1].Chart)
+	for _, w := range ws {
+		assert.Equal(t, 10*time.Minute, w.Period())
+		assert.Equal(t, 3, w.MaxReleaseHistory)
+	}
 
 	_, err = Load(filepath.Join(t.TempDir(), "missing.yaml"))
 	assert.ErrorContains(t, err, "read watches file: ")

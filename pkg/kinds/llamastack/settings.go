@@ -14,10 +14,8 @@ const (
 	// KeyCrossNamespaceCABundles is "disabled" (default) or "enabled": whether
 	// spec.server.tlsConfig.caBundle may name a ConfigMap of another namespace.
 	KeyCrossNamespaceCABundles = "cross-namespace-ca-bundles"
-	// KeyProgressDeadlineSeconds is the server Deployments' progressDeadlineSeconds:
-	// how long a rollout may make no progress before it is reported stuck
-	// (Kubernetes' default, 600, when unset).
-	KeyProgressDeadlineSeconds = "progress-deadline-seconds"
+	// KeyProgressDeadlineSeconds is the kind-neutral settings.KeyProgressDeadlineSeconds.
+	KeyProgressDeadlineSeconds = settings.KeyProgressDeadlineSeconds
 )
 
 // Settings are the operator-wide settings in force for LlamaStackDistributions.

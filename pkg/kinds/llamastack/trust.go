@@ -2,25 +2,19 @@ package llamastack
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
-// bundleOwnership describes the bundle ConfigMap the operator writes for a CR.
-func bundleOwnership(cr *llamav1alpha1.LlamaStackDistribution) guard.Ownership {
-	return guard.Ownership{Label: release.LabelManaged, Owner: llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind).GroupKind(), Namespace: cr.Namespace, Name: cr.Name}
+// bundle is the I/O of the CR's merged CA bundle.
+func (k *Kind) bundle() release.CABundle {
+	return release.CABundle{Client: k.Client, Reader: k.APIReader, Recorder: k.Recorder, Owner: llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind)}
 }
 
 // trustRequest is what applies to a CR: its caBundle, the injected
@@ -55,26 +49,12 @@ func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources 
 // merges them. Problems the user fixes are in the outcome; API errors are
 // returned.
 func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources) (trust.Outcome, *corev1.ConfigMap, error) {
-	name := bundleName(cr.Name)
-	stored, err := getOptional(ctx, k.APIReader, cr.Namespace, name, &corev1.ConfigMap{})
+	b := k.bundle()
+	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
 	if err != nil {
 		return trust.Outcome{}, nil, err
 	}
-	var conflict error
-	if stored != nil {
-		// A ConfigMap of the bundle's name that the operator did not write is
-		// the user's: it is neither mounted, nor overwritten, nor deleted.
-		if conflict = bundleOwnership(cr).Check("ConfigMap "+cr.Namespace+"/"+name, stored.Labels, stored.Annotations, stored.OwnerReferences); conflict != nil {
-			stored = nil
-		}
-	}
-	out, err := trust.Resolve(trustRequest(cr, s, sources, stored, conflict), func(ns, name string) (*trust.ConfigMap, error) {
-		cm, err := getOptional(ctx, k.APIReader, ns, name, &corev1.ConfigMap{})
-		if err != nil || cm == nil {
-			return nil, err
-		}
-		return &trust.ConfigMap{Data: cm.Data, BinaryData: cm.BinaryData}, nil
-	})
+	out, err := b.Resolve(ctx, trustRequest(cr, s, sources, stored, conflict))
 	return out, stored, err
 }
 
@@ -82,62 +62,14 @@ func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDist
 // bundle before the chart that mounts it is applied, and is removed when no
 // CA source applies any more. On a failed merge the last good bundle stays.
 func (k *Kind) Prepare(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, in *Inputs) error {
-	t, stored, name := in.trust, in.stored, bundleName(cr.Name)
-	switch {
-	case t.Bundle != nil:
-		want := map[string]string{trust.BundleKey: string(t.Bundle.PEM)}
-		if stored != nil && maps.Equal(stored.Data, want) && len(stored.BinaryData) == 0 && metav1.IsControlledBy(stored, cr) {
-			return nil
-		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: name}}
-		if stored != nil {
-			cm = stored.DeepCopy()
-		}
-		if cm.Labels == nil {
-			cm.Labels = map[string]string{}
-		}
-		cm.Labels[release.LabelManaged] = "true"
-		cm.Labels["app.kubernetes.io/instance"] = naming.ChildName(cr.Name, "")
-		cm.Labels["app.kubernetes.io/component"] = "ca-bundle"
-		cm.Data, cm.BinaryData = want, nil
-		ref := metav1.NewControllerRef(cr, llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind))
-		cm.OwnerReferences = []metav1.OwnerReference{*ref}
-		var err error
-		if stored == nil {
-			err = k.Client.Create(ctx, cm)
-		} else {
-			err = k.Client.Update(ctx, cm)
-		}
-		if err != nil {
-			return fmt.Errorf("write CA bundle ConfigMap %s: %w", name, err)
-		}
-		k.Recorder.Eventf(cr, corev1.EventTypeNormal, "CABundleUpdated", "ConfigMap %s holds %d certificates merged from %s", name, t.Bundle.Certificates, strings.Join(t.Sources, ", "))
-		if len(t.Bundle.Warnings) > 0 {
-			k.Recorder.Eventf(cr, corev1.EventTypeWarning, "CABundleWarnings", "%s", trust.Summary(t.Bundle.Warnings))
-		}
-	case !t.Wanted && stored != nil:
-		if err := k.Client.Delete(ctx, stored, client.Preconditions{UID: &stored.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("remove CA bundle ConfigMap %s: %w", name, err)
-		}
-	}
-	return nil
+	labels := map[string]string{"app.kubernetes.io/instance": naming.ChildName(cr.Name, ""), "app.kubernetes.io/component": "ca-bundle"}
+	return k.bundle().Write(ctx, cr, bundleName(cr.Name), labels, in.trust, in.stored)
 }
 
-// Cleanup implements release.Preparer: the bundle ConfigMap is not part of
-// the Helm release, so uninstalling removes it here (a garbage collector
-// would follow its owner reference, but not every cluster runs one in time).
-// Only the operator's own bundle is deleted (checked, then deleted with its
-// UID as a precondition); a user's ConfigMap of that name is left alone.
+// Cleanup implements release.Preparer: the operator's bundle ConfigMap goes
+// with the CR.
 func (k *Kind) Cleanup(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution) error {
-	name := bundleName(cr.Name)
-	cm, err := getOptional(ctx, k.APIReader, cr.Namespace, name, &corev1.ConfigMap{})
-	if err != nil || cm == nil {
-		return err
-	}
-	if err := bundleOwnership(cr).Check("ConfigMap "+cr.Namespace+"/"+name, cm.Labels, cm.Annotations, cm.OwnerReferences); err != nil {
-		return nil
-	}
-	return client.IgnoreNotFound(k.Client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID}))
+	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
 }
 
 // SharedConfigMaps implements release.ConfigMapReader: the settings ConfigMap.

@@ -1,0 +1,238 @@
+package charts
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
+)
+
+func renderTAS(t *testing.T, vals map[string]any, apis ...string) string {
+	t.Helper()
+	c, err := Load("trustyai-service")
+	require.NoError(t, err)
+	out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "tas", Namespace: "team-a", APIVersions: apis})
+	require.NoError(t, err)
+	_, err = guard.Check(out, guard.Policy{Namespace: "team-a", Kinds: c.Kinds})
+	require.NoError(t, err)
+	return out
+}
+
+// tasDeployment returns the rendered Deployment.
+func tasDeployment(t *testing.T, manifest string) *appsv1.Deployment {
+	t.Helper()
+	for _, doc := range guard.Documents(manifest) {
+		if strings.Contains(doc, "\nkind: Deployment\n") {
+			d := &appsv1.Deployment{}
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), d))
+			return d
+		}
+	}
+	t.Fatal("no Deployment")
+	return nil
+}
+
+func container(d *appsv1.Deployment, name string) corev1.Container {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == name {
+			return c
+		}
+	}
+	return corev1.Container{}
+}
+
+func envOf(c corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, e := range c.Env {
+		v := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			v = "secret:" + e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		}
+		out[e.Name] = v
+	}
+	return out
+}
+
+// With its own defaults, as `helm template` renders it: upstream's objects
+// and names, PVC mode, no TLS creator on a plain cluster.
+func TestTrustyAIChartDefaultsRender(t *testing.T) {
+	out := renderTAS(t, nil)
+	for _, want := range []string{
+		"kind: Deployment\nmetadata:\n  name: \"tas\"\n",
+		"kind: Service\nmetadata:\n  name: \"tas\"\n",
+		"kind: Service\nmetadata:\n  name: \"tas-tls\"\n",
+		"kind: PersistentVolumeClaim\nmetadata:\n  name: \"tas-pvc\"\n",
+		"kind: ServiceAccount\nmetadata:\n  name: \"tas-proxy\"\n",
+		"kind: ConfigMap\nmetadata:\n  name: \"tas-kube-rbac-proxy-config\"\n",
+		"kind: Ingress\nmetadata:\n  name: \"tas\"\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "kind: Route")
+	assert.NotContains(t, out, "kind: ServiceMonitor")
+	assert.NotContains(t, out, "cert-manager.io")
+	d := tasDeployment(t, out)
+	env := envOf(container(d, "trustyai-service"))
+	assert.Equal(t, "PVC", env["SERVICE_STORAGE_FORMAT"])
+	assert.Equal(t, "/inputs", env["STORAGE_DATA_FOLDER"])
+	assert.Equal(t, "data.csv", env["STORAGE_DATA_FILENAME"])
+	assert.Equal(t, "CSV", env["SERVICE_DATA_FORMAT"])
+	assert.Equal(t, "false", env["QUARKUS_HIBERNATE_ORM_ACTIVE"])
+	assert.Equal(t, "5s", env["SERVICE_METRICS_SCHEDULE"])
+	assert.Equal(t, "5000", env["SERVICE_BATCH_SIZE"])
+	proxy := container(d, "kube-rbac-proxy")
+	assert.NotContains(t, strings.Join(proxy.Args, " "), "--tls-cert-file", "no Secret has a creator: the proxy's own certificate")
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		assert.Nil(t, v.Secret, "volume %s: no Secret is mounted that nothing creates", v.Name)
+	}
+	assert.Equal(t, "Recreate", string(d.Spec.Strategy.Type))
+	assert.Equal(t, "tas-proxy", d.Spec.Template.Spec.ServiceAccountName)
+}
+
+// Every Secret a pod mounts has a creator: OpenShift's service CA through the
+// Services' annotations, or cert-manager's Certificates; without either, none
+// is mounted.
+func TestTrustyAIEverySecretMountedHasACreator(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		apis []string
+		mode string
+	}{
+		{"openshift", []string{"security.openshift.io/v1/SecurityContextConstraints", "route.openshift.io/v1/Route"}, "openshift"},
+		{"cert-manager", []string{"cert-manager.io/v1/Certificate"}, "cert-manager"},
+		{"plain", nil, "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := renderTAS(t, map[string]any{"storage": map[string]any{"format": "DATABASE", "databaseCA": true}}, tc.apis...)
+			created := map[string]bool{}
+			for _, doc := range guard.Documents(out) {
+				var o struct {
+					Kind     string `json:"kind"`
+					Metadata struct {
+						Annotations map[string]string `json:"annotations"`
+					} `json:"metadata"`
+					Spec struct {
+						SecretName string `json:"secretName"`
+					} `json:"spec"`
+				}
+				require.NoError(t, yaml.Unmarshal([]byte(doc), &o))
+				if s := o.Metadata.Annotations["service.beta.openshift.io/serving-cert-secret-name"]; s != "" && tc.mode == "openshift" {
+					created[s] = true
+				}
+				if o.Kind == "Certificate" {
+					created[o.Spec.SecretName] = true
+				}
+			}
+			d := tasDeployment(t, out)
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				if v.Secret == nil {
+					continue
+				}
+				// <name>-db-ca is the user's: it is mounted only once the operator saw it.
+				if v.Secret.SecretName == "tas-db-ca" {
+					continue
+				}
+				assert.True(t, created[v.Secret.SecretName], "Secret %s is mounted and nothing creates it", v.Secret.SecretName)
+			}
+			if tc.mode != "none" {
+				assert.True(t, created["tas-tls"] && created["tas-internal"], "created: %v", created)
+				assert.Contains(t, strings.Join(container(d, "kube-rbac-proxy").Args, " "), "--tls-cert-file=/etc/tls/private/tls.crt")
+			} else {
+				assert.Empty(t, created)
+			}
+		})
+	}
+}
+
+// DATABASE mode: every connection setting comes from the Secret; the
+// optional generation key may be missing; with <name>-db-ca, verified TLS.
+func TestTrustyAIChartDatabase(t *testing.T) {
+	out := renderTAS(t, map[string]any{"storage": map[string]any{"format": "DATABASE", "databaseSecret": "db-credentials", "databaseCA": true}})
+	assert.NotContains(t, out, "PersistentVolumeClaim", "no claim in DATABASE mode without a migration")
+	d := tasDeployment(t, out)
+	svc := container(d, "trustyai-service")
+	env := envOf(svc)
+	for name, key := range map[string]string{"QUARKUS_DATASOURCE_DB_KIND": "databaseKind", "QUARKUS_DATASOURCE_USERNAME": "databaseUsername", "QUARKUS_DATASOURCE_PASSWORD": "databasePassword", "DATABASE_SERVICE": "databaseService", "DATABASE_PORT": "databasePort", "DATABASE_NAME": "databaseName", "QUARKUS_DATASOURCE_GENERATION": "databaseGeneration"} {
+		assert.Equal(t, "secret:db-credentials/"+key, env[name], name)
+	}
+	for _, e := range svc.Env {
+		if e.Name == "QUARKUS_DATASOURCE_GENERATION" {
+			require.NotNil(t, e.ValueFrom.SecretKeyRef.Optional)
+			assert.True(t, *e.ValueFrom.SecretKeyRef.Optional)
+		}
+	}
+	assert.Equal(t, "jdbc:${QUARKUS_DATASOURCE_DB_KIND}://${DATABASE_SERVICE}:${DATABASE_PORT}/${DATABASE_NAME}?requireSSL=true&sslMode=verify-ca&serverSslCert=/etc/tls/db/ca.crt", env["QUARKUS_DATASOURCE_JDBC_URL"])
+	assert.Equal(t, "HIBERNATE", env["SERVICE_DATA_FORMAT"])
+	assert.Contains(t, svc.VolumeMounts, corev1.VolumeMount{Name: "db-ca", MountPath: "/etc/tls/db", ReadOnly: true})
+
+	plain := envOf(container(tasDeployment(t, renderTAS(t, map[string]any{"storage": map[string]any{"format": "DATABASE"}})), "trustyai-service"))
+	assert.Equal(t, "secret:tas-db-credentials/databaseKind", plain["QUARKUS_DATASOURCE_DB_KIND"], "upstream's default Secret name")
+	assert.Equal(t, "jdbc:${QUARKUS_DATASOURCE_DB_KIND}://${DATABASE_SERVICE}:${DATABASE_PORT}/${DATABASE_NAME}", plain["QUARKUS_DATASOURCE_JDBC_URL"])
+
+	migration := renderTAS(t, map[string]any{"storage": map[string]any{"format": "DATABASE", "migration": true}})
+	assert.Contains(t, migration, "kind: PersistentVolumeClaim")
+	menv := envOf(container(tasDeployment(t, migration), "trustyai-service"))
+	assert.Equal(t, "true", menv["DATABASE_ATTEMPT_MIGRATION"])
+	assert.Equal(t, "/inputs", menv["STORAGE_MIGRATION_CONFIG_FROM_FOLDER"])
+	assert.Equal(t, "data.csv", menv["STORAGE_MIGRATION_CONFIG_FROM_FILENAME"])
+}
+
+// Both containers get the merged CA bundle the way each reads it: the proxy
+// (Go) through SSL_CERT_FILE, the service (a JVM, which ignores it) through
+// Quarkus' PEM trust store.
+func TestTrustyAIEachContainerGetsTheBundle(t *testing.T) {
+	d := tasDeployment(t, renderTAS(t, map[string]any{"trust": map[string]any{"configMapName": "tas-ca-bundle"}}))
+	const file = "/etc/pki/ai-stack-operator/ca-bundle.crt"
+	svc, proxy := container(d, "trustyai-service"), container(d, "kube-rbac-proxy")
+	assert.Equal(t, file, envOf(svc)["QUARKUS_TLS_TRUST_STORE_PEM_CERTS"])
+	assert.Equal(t, file, envOf(proxy)["SSL_CERT_FILE"])
+	for _, c := range []corev1.Container{svc, proxy} {
+		assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "ca-bundle", MountPath: "/etc/pki/ai-stack-operator/", ReadOnly: true}, c.Name)
+	}
+}
+
+func TestTrustyAIChartDeclaresEveryKindItRenders(t *testing.T) {
+	c, err := Load("trustyai-service")
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, caps := range []map[string]any{
+		{"route": true, "serviceMonitor": true, "openshift": true, "certManager": false},
+		{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true},
+	} {
+		vals := map[string]any{"capabilities": caps, "trust": map[string]any{"serviceCA": true, "clusterTrustedCA": true}}
+		out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "all", Namespace: "ns"})
+		require.NoError(t, err)
+		objs, err := guard.Check(out, guard.Policy{Namespace: "ns", Kinds: c.Kinds})
+		require.NoError(t, err)
+		for _, o := range objs {
+			seen[o.GroupKind().String()] = true
+		}
+	}
+	for _, k := range c.Kinds {
+		assert.True(t, seen[k.String()], "declared kind %s is never rendered", k)
+	}
+}
+
+func TestTrustyAIChartSchemaRejectsBadValues(t *testing.T) {
+	c, err := Load("trustyai-service")
+	require.NoError(t, err)
+	for name, vals := range map[string]map[string]any{
+		"negative replicas": {"replicas": -1},
+		"unknown format":    {"storage": map[string]any{"format": "S3"}},
+		"zero batch":        {"metrics": map[string]any{"schedule": "5s", "batchSize": 0}},
+		"unknown value":     {"nope": true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "x", Namespace: "default"})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "schema")
+		})
+	}
+}

@@ -1,0 +1,124 @@
+package trustyai
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+)
+
+// Inputs are what Gather reads for one CR.
+type Inputs struct {
+	values valuesInputs
+	// trust is the outcome of the CA sources; zero offline.
+	trust trust.Outcome
+	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
+	// the operator's (Prepare updates it).
+	stored *corev1.ConfigMap
+}
+
+// Gather implements release.Kind: the operator's settings, the platform, the
+// CA sources, whether <name>-db-ca exists, and the claimed storage.
+// Read-only: what the user owns is never written.
+func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Inputs, error) {
+	var data map[string]string
+	if k.SettingsConfigMap != "" && k.OperatorNamespace != "" {
+		cm := &corev1.ConfigMap{}
+		err := k.APIReader.Get(ctx, client.ObjectKey{Namespace: k.OperatorNamespace, Name: k.SettingsConfigMap}, cm)
+		switch {
+		case err == nil:
+			data = cm.Data
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("read operator settings: %w", err)
+		}
+	}
+	s, err := ParseSettings(k.environ(), data)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := k.Capabilities()
+	if err != nil {
+		return nil, err
+	}
+	in := inputs(s, caps)
+
+	b := k.bundle()
+	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
+	if err != nil {
+		return nil, err
+	}
+	in.stored = stored
+	if in.trust, err = b.Resolve(ctx, trustRequest(cr, in.values.Platform, stored, conflict)); err != nil {
+		return nil, err
+	}
+	if in.trust.Reason == trust.ReasonNameConflict {
+		// Nothing is applied: the pods would start without the CAs they need.
+		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
+	}
+	if hash := in.trust.MountHash(); hash != "" {
+		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), hash
+	}
+
+	if cr.Spec.Storage.Format == trustyv1.StorageDatabase {
+		// Its metadata only, by name: the operator never reads a Secret's data.
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		err := k.APIReader.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: dbCAName(cr.Name)}, meta)
+		switch {
+		case err == nil:
+			in.values.DatabaseCA = true
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("look for Secret %s: %w", dbCAName(cr.Name), err)
+		}
+	}
+	if usesClaim(cr) {
+		pvc := &corev1.PersistentVolumeClaim{}
+		err := k.Client.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: claimName(cr.Name)}, pvc)
+		switch {
+		case err == nil:
+			if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				in.values.ClaimedStorage = &q
+			}
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("read PersistentVolumeClaim: %w", err)
+		}
+	}
+	return in, nil
+}
+
+// OfflineInputs implements release.Offline: the default images (and
+// RELATED_IMAGE_ variables), no settings ConfigMap, no CA bundle.
+func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilities) (*Inputs, error) {
+	s, err := ParseSettings(k.environ(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return inputs(s, caps), nil
+}
+
+func inputs(s Settings, caps release.Capabilities) *Inputs {
+	p := platform{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK)}
+	return &Inputs{values: valuesInputs{Settings: s, Platform: p, CommonLabels: map[string]string{release.LabelManaged: "true"}}}
+}
+
+// trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift
+// the injected service CA and cluster trust, and the public roots (the
+// bundle replaces the JVM's and the proxy's trust stores).
+func trustRequest(cr *trustyv1.TrustyAIService, p platform, stored *corev1.ConfigMap, conflict error) trust.Request {
+	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict}
+	if p.OpenShift {
+		req.Injected = []string{serviceCAName(cr.Name), trustedCAName(cr.Name)}
+	}
+	if stored != nil {
+		req.LastGood = trust.ContentHash(stored.Data, stored.BinaryData)
+	}
+	return req
+}

@@ -1,0 +1,152 @@
+package trustyai
+
+import (
+	"context"
+	"os"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"time"
+)
+
+// The optional APIs the chart renders into, or detects.
+var (
+	routeGVK          = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
+	serviceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+	sccGVK            = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
+	certificateGVK    = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
+)
+
+// Kind is TrustyAIService for the release reconciler.
+type Kind struct {
+	// OperatorNamespace holds the settings ConfigMap.
+	OperatorNamespace string
+	// SettingsConfigMap names the settings ConfigMap in OperatorNamespace ("" for none).
+	SettingsConfigMap string
+	// Client writes the CA bundle and the proxy's binding; its reads go
+	// through the manager's label-limited cache (the rendered objects).
+	Client client.Client
+	// APIReader reads what the caches do not hold.
+	APIReader client.Reader
+	// Recorder records the CA bundle's events.
+	Recorder record.EventRecorder
+	// Capabilities tells which optional APIs the cluster serves.
+	Capabilities func() (release.Capabilities, error)
+	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
+	Environ func() []string
+}
+
+var (
+	_ release.Kind[*trustyv1.TrustyAIService, *Inputs]     = (*Kind)(nil)
+	_ release.Preparer[*trustyv1.TrustyAIService, *Inputs] = (*Kind)(nil)
+	_ release.ConfigMapReader[*trustyv1.TrustyAIService]   = (*Kind)(nil)
+	_ release.Offline[*trustyv1.TrustyAIService, *Inputs]  = (*Kind)(nil)
+)
+
+// Meta implements release.Kind.
+func (*Kind) Meta() release.Meta { return Meta() }
+
+// Meta describes TrustyAIService to the reconciler. Routes,
+// ServiceMonitors and Certificates are optional APIs and not watched; drift
+// on them is repaired on the next reconcile.
+func Meta() release.Meta {
+	return release.Meta{
+		GVK:           trustyv1.GroupVersion.WithKind(trustyv1.Kind),
+		NewObject:     func() client.Object { return &trustyv1.TrustyAIService{} },
+		NewList:       func() client.ObjectList { return &trustyv1.TrustyAIServiceList{} },
+		ReleasePrefix: ReleasePrefix,
+		OwnedTypes: []client.Object{
+			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
+		},
+		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK},
+		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable},
+	}
+}
+
+func (k *Kind) environ() []string {
+	if k.Environ != nil {
+		return k.Environ()
+	}
+	return os.Environ()
+}
+
+// bundle is the I/O of the CR's merged CA bundle.
+func (k *Kind) bundle() release.CABundle {
+	return release.CABundle{Client: k.Client, Reader: k.APIReader, Recorder: k.Recorder, Owner: trustyv1.GroupVersion.WithKind(trustyv1.Kind)}
+}
+
+// Values implements release.Kind.
+func (k *Kind) Values(cr *trustyv1.TrustyAIService, in *Inputs) (map[string]any, error) {
+	v, err := translate(cr, in.values)
+	if err != nil {
+		return nil, err
+	}
+	return release.Values(v)
+}
+
+// Conditions implements release.Kind.
+func (*Kind) Conditions(cr *trustyv1.TrustyAIService) []metav1.Condition { return cr.Status.Conditions }
+
+// Prepare implements release.Preparer: the merged CA bundle and the
+// proxy's ClusterRoleBinding, before the chart is applied.
+func (k *Kind) Prepare(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) error {
+	if err := k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app.kubernetes.io/instance": cr.Name, "app.kubernetes.io/component": "ca-bundle"}, in.trust, in.stored); err != nil {
+		return err
+	}
+	return k.ensureProxyBinding(ctx, cr)
+}
+
+// Cleanup implements release.Preparer: what Prepare wrote goes with the CR.
+func (k *Kind) Cleanup(ctx context.Context, cr *trustyv1.TrustyAIService) error {
+	if err := k.deleteProxyBinding(ctx, cr); err != nil {
+		return err
+	}
+	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
+}
+
+// SharedConfigMaps implements release.ConfigMapReader: the settings ConfigMap.
+func (k *Kind) SharedConfigMaps() []string {
+	if k.SettingsConfigMap == "" || k.OperatorNamespace == "" {
+		return nil
+	}
+	return []string{k.OperatorNamespace + "/" + k.SettingsConfigMap}
+}
+
+// ConfigMapRefs implements release.ConfigMapReader: Open Data Hub's bundle
+// (the injected ConfigMaps and the merged bundle are the CR's own and map to
+// it by owner).
+func (*Kind) ConfigMapRefs(cr *trustyv1.TrustyAIService) []string {
+	return []string{cr.Namespace + "/" + trust.ODHBundle}
+}
+
+// Rechecks: what no watch of the operator sees.
+const (
+	// routeRecheck while a router has not admitted the Route.
+	routeRecheck = 10 * time.Second
+	// databaseRecheck in DATABASE mode: Secret <name>-db-ca (looked up by
+	// name, not watched) and what the pods say of the credentials are seen
+	// within it, or at once on any event of the CR.
+	databaseRecheck = 2 * time.Minute
+)
+
+// Recheck implements release.Rechecker.
+func (*Kind) Recheck(cr *trustyv1.TrustyAIService) time.Duration {
+	if c := meta.FindStatusCondition(cr.Status.Conditions, TypeRouteAvailable); c != nil && c.Status == metav1.ConditionFalse {
+		return routeRecheck
+	}
+	if cr.Spec.Storage.Format == trustyv1.StorageDatabase {
+		return databaseRecheck
+	}
+	return 0
+}

@@ -1,0 +1,54 @@
+package trustyai
+
+// ReleasePrefix starts every TrustyAIService release name; changing it
+// orphans every release that exists.
+const ReleasePrefix = "tas"
+
+// The names of every object the operator creates for a CR, in one place:
+// upstream's names (its smoke tests and clients look them up). The chart's
+// templates give the same (TestNamesMatchTheChart renders it and compares);
+// the CA bundle and the proxy's ClusterRoleBinding are written by the Go
+// code only. The CRD limits CR names to DNS-1035 labels of 59 characters,
+// so every name here is valid as it is.
+func deploymentName(cr string) string       { return cr }
+func serviceName(cr string) string          { return cr }
+func tlsServiceName(cr string) string       { return cr + "-tls" }
+func claimName(cr string) string            { return cr + "-pvc" }
+func serviceAccountName(cr string) string   { return cr + "-proxy" }
+func proxyConfigName(cr string) string      { return cr + "-kube-rbac-proxy-config" }
+func tlsSecretName(cr string) string        { return cr + "-tls" }
+func internalSecretName(cr string) string   { return cr + "-internal" }
+func dbCredentialsName(cr string) string    { return cr + "-db-credentials" }
+func dbCAName(cr string) string             { return cr + "-db-ca" }
+func bundleName(cr string) string           { return cr + "-ca-bundle" }
+func serviceCAName(cr string) string        { return cr + "-service-ca" }
+func trustedCAName(cr string) string        { return cr + "-trusted-ca" }
+func selfSignedIssuerName(cr string) string { return cr + "-selfsigned" }
+
+// proxyBindingName is the cluster-wide ClusterRoleBinding of the CR's proxy
+// ServiceAccount. Not upstream's "<name>-<namespace>-proxy-rolebinding":
+// that one is ambiguous ("a-b" in "c" and "a" in "b-c" share it), which
+// would let a tenant block another namespace's service. Namespaces and
+// these CR names hold no dots, so this one is unique.
+func proxyBindingName(cr, namespace string) string { return "trustyai-proxy." + namespace + "." + cr }
+
+// chartNames are the names the chart gives its objects, by "Kind" or, where
+// a kind has several, "Kind/<what>".
+func chartNames(cr string) map[string]string {
+	return map[string]string{
+		"Deployment":                            deploymentName(cr),
+		"Service/internal":                      serviceName(cr),
+		"Service/tls":                           tlsServiceName(cr),
+		"PersistentVolumeClaim":                 claimName(cr),
+		"ServiceAccount":                        serviceAccountName(cr),
+		"ConfigMap/kube-rbac-proxy":             proxyConfigName(cr),
+		"ConfigMap/service-ca":                  serviceCAName(cr),
+		"ConfigMap/trusted-ca":                  trustedCAName(cr),
+		"Route":                                 cr,
+		"Ingress":                               cr,
+		"ServiceMonitor":                        cr,
+		"Issuer":                                selfSignedIssuerName(cr),
+		"Certificate/" + tlsSecretName(cr):      tlsSecretName(cr),
+		"Certificate/" + internalSecretName(cr): internalSecretName(cr),
+	}
+}

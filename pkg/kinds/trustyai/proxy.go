@@ -1,0 +1,100 @@
+package trustyai
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// ProxyClusterRole is the ClusterRole (config/rbac) that lets kube-rbac-proxy
+// review tokens and access: cluster-scoped APIs, so only a ClusterRoleBinding
+// grants them. The operator holds the same permissions, so it may bind it.
+const ProxyClusterRole = "ai-stack-operator-trustyai-proxy"
+
+// Labels of the proxy binding: whose it is (a cluster-scoped object cannot
+// carry an owner reference to a namespaced CR; the garbage collector would
+// delete it).
+const (
+	labelOwnerNamespace = "trustyai.opendatahub.io/owner-namespace"
+	labelOwnerName      = "trustyai.opendatahub.io/owner-name"
+)
+
+// proxyBinding is the ClusterRoleBinding the CR's proxy needs.
+func proxyBinding(cr *trustyv1.TrustyAIService) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: proxyBindingName(cr.Name, cr.Namespace),
+			Labels: map[string]string{
+				release.LabelManaged:  "true",
+				labelOwnerNamespace:   cr.Namespace,
+				labelOwnerName:        cr.Name,
+				release.LabelOwnerUID: string(cr.UID),
+			},
+		},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ProxyClusterRole},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}},
+	}
+}
+
+// isOurs says whether a binding is the operator's for this CR (of any UID:
+// a re-created CR of the same name adopts it).
+func isOurs(b *rbacv1.ClusterRoleBinding, cr *trustyv1.TrustyAIService) bool {
+	return b.Labels[release.LabelManaged] == "true" && b.Labels[labelOwnerNamespace] == cr.Namespace && b.Labels[labelOwnerName] == cr.Name
+}
+
+// ensureProxyBinding creates or repairs the binding; a binding of its name
+// that is not the operator's is a NameConflict, left alone.
+func (k *Kind) ensureProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIService) error {
+	want := proxyBinding(cr)
+	have := &rbacv1.ClusterRoleBinding{}
+	err := k.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, have)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := k.Client.Create(ctx, want); err != nil {
+			return fmt.Errorf("create ClusterRoleBinding %s: %w", want.Name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("read ClusterRoleBinding %s: %w", want.Name, err)
+	case !isOurs(have, cr):
+		return &status.Failure{Reason: status.ReasonNameConflict, Message: fmt.Sprintf("ClusterRoleBinding %s exists and was not created by the operator for this resource; the operator neither overwrites nor deletes it: delete it, or rename the TrustyAIService", want.Name)}
+	case have.RoleRef != want.RoleRef:
+		// The role of a binding cannot change: replace it.
+		if err := k.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("replace ClusterRoleBinding %s: %w", want.Name, err)
+		}
+		return k.Client.Create(ctx, want)
+	case equality.Semantic.DeepEqual(have.Subjects, want.Subjects) && have.Labels[release.LabelOwnerUID] == string(cr.UID):
+		return nil
+	}
+	have.Subjects = want.Subjects
+	have.Labels[release.LabelOwnerUID] = string(cr.UID)
+	if err := k.Client.Update(ctx, have); err != nil {
+		return fmt.Errorf("repair ClusterRoleBinding %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// deleteProxyBinding removes the operator's binding of the CR, never another's.
+func (k *Kind) deleteProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIService) error {
+	have := &rbacv1.ClusterRoleBinding{}
+	err := k.APIReader.Get(ctx, client.ObjectKey{Name: proxyBindingName(cr.Name, cr.Namespace)}, have)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read ClusterRoleBinding %s: %w", have.Name, err)
+	case !isOurs(have, cr):
+		return nil
+	}
+	return client.IgnoreNotFound(k.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID}))
+}

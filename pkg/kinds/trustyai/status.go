@@ -1,0 +1,316 @@
+package trustyai
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+)
+
+// Condition types: upstream's, and the operator's own (TLSAvailable,
+// TrustReady, DeploymentReady).
+const (
+	TypeProvisioningSucceeded = "ProvisioningSucceeded"
+	TypeDegraded              = "Degraded"
+	TypeAvailable             = "Available"
+	TypePVCAvailable          = "PVCAvailable"
+	TypeRouteAvailable        = "RouteAvailable"
+	TypeDBAvailable           = "DBAvailable"
+	TypeTLSAvailable          = "TLSAvailable"
+)
+
+// observed is what one reconcile saw, for computeStatus.
+type observed struct {
+	Generation int64
+	Replicas   int32
+	Failure    *status.Failure
+	Applied    bool
+	Now        metav1.Time
+	// Claim is wanted when UsesClaim; nil when absent.
+	UsesClaim bool
+	Requested *resource.Quantity
+	Claim     *corev1.PersistentVolumeClaim
+	// Database is true in DATABASE mode; DB is what the pods say of it.
+	Database bool
+	DB       dbState
+	// Deployment as read back, nil when absent.
+	Deployment *appsv1.Deployment
+	// Route is nil when none is rendered; RouteAdmitted says whether a
+	// router admitted it. Ingress says an Ingress is rendered instead.
+	Route         *unstructured.Unstructured
+	RouteRendered bool
+	Ingress       bool
+	TLSMode       string
+	Trust         trust.Outcome
+}
+
+// dbState is what the pods' containers say of the database Secret.
+type dbState struct {
+	// Reason is "" when nothing is wrong (as far as the pods tell), or
+	// DBCredentialsNotFound, DBCredentialsError or DBConnectionError.
+	Reason, Message string
+}
+
+func cond(t string, ok bool, reason, msg string) metav1.Condition {
+	s := metav1.ConditionTrue
+	if !ok {
+		s = metav1.ConditionFalse
+	}
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// computeStatus computes the new status from the previous one and the
+// observation: pure and stable (an unchanged observation gives an identical
+// status, lastTransitionTime included).
+func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.TrustyAIServiceStatus {
+	st := *prev.DeepCopy()
+	st.ObservedGeneration = o.Generation
+	set := func(c metav1.Condition) metav1.Condition {
+		status.Set(&st.Conditions, c, o.Generation, o.Now)
+		return c
+	}
+
+	provisioned := cond(TypeProvisioningSucceeded, true, "ReleaseApplied", "the chart is applied for the current spec")
+	if o.Failure != nil {
+		provisioned = cond(TypeProvisioningSucceeded, false, o.Failure.Reason, o.Failure.Message)
+	}
+	set(provisioned)
+	degraded := cond(TypeDegraded, false, "AsExpected", "the current spec is applied")
+	if o.Failure != nil {
+		degraded = cond(TypeDegraded, true, o.Failure.Reason, o.Failure.Message)
+	}
+	set(degraded)
+
+	deployment := set(status.DeploymentCondition(o.Deployment, o.Replicas))
+	notReady := []metav1.Condition{}
+	if deployment.Status != metav1.ConditionTrue {
+		notReady = append(notReady, deployment)
+	}
+	if o.UsesClaim {
+		c := status.StorageCondition(o.Requested, o.Claim)
+		c.Type = TypePVCAvailable
+		switch c.Reason {
+		case "ClaimBound":
+			c.Reason = "PVCFound"
+		case "ClaimNotFound":
+			c.Reason = "PVCNotFound"
+		}
+		if set(c).Status != metav1.ConditionTrue {
+			notReady = append(notReady, c)
+		}
+	} else {
+		meta := st.Conditions[:0:0]
+		for _, c := range st.Conditions {
+			if c.Type != TypePVCAvailable {
+				meta = append(meta, c)
+			}
+		}
+		st.Conditions = meta
+	}
+	route := routeCondition(o)
+	if set(route).Status != metav1.ConditionTrue {
+		notReady = append(notReady, route)
+	}
+	dbReady := true
+	if o.Database {
+		db := cond(TypeDBAvailable, true, "DBAvailable", "the service's pods start with the database credentials")
+		if o.DB.Reason != "" {
+			db = cond(TypeDBAvailable, false, o.DB.Reason, o.DB.Message)
+			dbReady = false
+		}
+		set(db)
+	} else {
+		keep := st.Conditions[:0:0]
+		for _, c := range st.Conditions {
+			if c.Type != TypeDBAvailable {
+				keep = append(keep, c)
+			}
+		}
+		st.Conditions = keep
+	}
+	set(tlsCondition(o.TLSMode))
+	set(status.TrustCondition(o.Trust))
+
+	ready := cond(status.TypeReady, true, "AllComponentsReady", "the service runs the current spec")
+	switch {
+	case o.Failure != nil:
+		ready = cond(status.TypeReady, false, o.Failure.Reason, "the current spec is not applied: "+o.Failure.Message)
+	case !dbReady:
+		ready = cond(status.TypeReady, false, "DBNotReady", o.DB.Message)
+	case len(notReady) > 0:
+		var parts []string
+		for _, c := range notReady {
+			parts = append(parts, c.Type+": "+c.Message)
+		}
+		ready = cond(status.TypeReady, false, "ComponentsNotReady", strings.Join(parts, "; "))
+	}
+	set(ready)
+	available := cond(TypeAvailable, true, "AllComponentsReady", "all components are ready")
+	if ready.Status != metav1.ConditionTrue {
+		available = cond(TypeAvailable, false, "NotAllComponentsReady", "not all components are ready")
+	}
+	set(available)
+
+	st.Replicas = 0
+	if o.Deployment != nil {
+		st.Replicas = o.Deployment.Status.AvailableReplicas
+	}
+	st.Phase, st.Ready = trustyv1.PhaseNotReady, corev1.ConditionFalse
+	if ready.Status == metav1.ConditionTrue {
+		st.Phase, st.Ready = trustyv1.PhaseReady, corev1.ConditionTrue
+	}
+	return st
+}
+
+// routeCondition is RouteAvailable: the Route exists and a router admitted
+// it; off OpenShift, the Ingress in its place exists.
+func routeCondition(o observed) metav1.Condition {
+	switch {
+	case o.RouteRendered && o.Route == nil:
+		return cond(TypeRouteAvailable, false, "RouteNotFound", "the Route does not exist yet")
+	case o.RouteRendered && !routeAdmitted(o.Route):
+		return cond(TypeRouteAvailable, false, "RouteNotAdmitted", "no router has admitted the Route yet")
+	case o.RouteRendered:
+		return cond(TypeRouteAvailable, true, "RouteFound", "the Route is admitted")
+	case o.Ingress:
+		return cond(TypeRouteAvailable, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service")
+	}
+	return cond(TypeRouteAvailable, false, "RouteNotFound", "neither the Route nor the Ingress exists yet")
+}
+
+// routeAdmitted is true when a router reports the Route Admitted.
+func routeAdmitted(route *unstructured.Unstructured) bool {
+	ingress, _, _ := unstructured.NestedSlice(route.Object, "status", "ingress")
+	for _, i := range ingress {
+		m, _ := i.(map[string]any)
+		conds, _, _ := unstructured.NestedSlice(m, "conditions")
+		for _, c := range conds {
+			cm, _ := c.(map[string]any)
+			if cm["type"] == "Admitted" && cm["status"] == "True" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tlsCondition says who creates the serving certificates, or that nobody
+// does: then kube-rbac-proxy serves a self-signed certificate of its own and
+// the internal endpoint has no TLS.
+func tlsCondition(mode string) metav1.Condition {
+	switch mode {
+	case tlsOpenShift:
+		return cond(TypeTLSAvailable, true, "ServiceCA", "OpenShift's service CA issues the serving certificates <name>-tls and <name>-internal")
+	case tlsCertManager:
+		return cond(TypeTLSAvailable, true, "CertManager", "cert-manager issues the serving certificates <name>-tls and <name>-internal")
+	}
+	return cond(TypeTLSAvailable, false, "NoCertificateIssuer", "neither OpenShift's service CA nor cert-manager is on this cluster: kube-rbac-proxy serves a self-signed certificate and the model servers reach the service over http; install cert-manager for verified TLS")
+}
+
+// dbProblem reads what the pods' containers say of the database Secret:
+// the kubelet reports a missing Secret or key as CreateContainerConfigError
+// (the operator itself never reads the Secret).
+func dbProblem(pods []corev1.Pod, secret string) dbState {
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			w := cs.State.Waiting
+			if w == nil || w.Reason != "CreateContainerConfigError" {
+				continue
+			}
+			switch {
+			case strings.Contains(w.Message, fmt.Sprintf("secret %q not found", secret)):
+				return dbState{Reason: "DBCredentialsNotFound", Message: fmt.Sprintf("Secret %s (spec.storage.databaseConfigurations) does not exist: create it with the keys databaseKind, databaseUsername, databasePassword, databaseService, databasePort and databaseName", secret)}
+			case strings.Contains(w.Message, "couldn't find key"):
+				return dbState{Reason: "DBCredentialsError", Message: fmt.Sprintf("Secret %s lacks a key the service needs: %s", secret, w.Message)}
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == "trustyai-service" && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff" && cs.LastTerminationState.Terminated != nil {
+				return dbState{Reason: "DBConnectionError", Message: "the service keeps failing at start (CrashLoopBackOff); check that the database in " + secret + " is reachable and the credentials are right (kubectl logs)"}
+			}
+		}
+	}
+	return dbState{}
+}
+
+// Status implements release.Kind: it reads the rendered objects back (the
+// Deployment and PVC through the cache; the Route and, in DATABASE mode,
+// the pods from the API server) and computes the status from them.
+func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs, obs release.Observation) error {
+	o := observed{
+		Generation: cr.Generation, Replicas: 1, Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now,
+		UsesClaim: usesClaim(cr), Database: cr.Spec.Storage.Format == trustyv1.StorageDatabase,
+		RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
+	}
+	if cr.Spec.Replicas != nil {
+		o.Replicas = *cr.Spec.Replicas
+	}
+	if in != nil {
+		o.Trust = in.trust
+		o.TLSMode = in.values.Platform.tlsMode()
+	} else if caps, err := k.Capabilities(); err == nil {
+		o.TLSMode = inputs(Settings{}, caps).values.Platform.tlsMode()
+	}
+	if o.UsesClaim {
+		if q, err := resource.ParseQuantity(cr.Spec.Storage.Size); err == nil {
+			o.Requested = &q
+		}
+	}
+	var err error
+	if name := obs.Find("Deployment"); name != "" {
+		if o.Deployment, err = getOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+	}
+	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.UsesClaim {
+		if o.Claim, err = getOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
+			return err
+		}
+	}
+	if name := obs.Find("Route"); name != "" {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(routeGVK)
+		if o.Route, err = getOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
+			return err
+		}
+	}
+	if o.Database && o.Deployment != nil {
+		pods := &corev1.PodList{}
+		if err := k.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace), client.MatchingLabels{"app.kubernetes.io/instance": cr.Name, "app.kubernetes.io/part-of": "trustyai"}); err != nil {
+			return fmt.Errorf("list the service's pods: %w", err)
+		}
+		secret := cr.Spec.Storage.DatabaseConfigurations
+		if secret == "" {
+			secret = dbCredentialsName(cr.Name)
+		}
+		o.DB = dbProblem(pods.Items, secret)
+	}
+	cr.Status = computeStatus(cr.Status, o)
+	return nil
+}
+
+// getOptional reads an object; it returns nil without error when it does not exist.
+func getOptional[T client.Object](ctx context.Context, reader client.Reader, ns, name string, obj T) (T, error) {
+	var zero T
+	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	switch {
+	case err == nil:
+		return obj, nil
+	case apierrors.IsNotFound(err):
+		return zero, nil
+	default:
+		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
+	}
+}

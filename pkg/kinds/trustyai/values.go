@@ -1,0 +1,200 @@
+package trustyai
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// AnnotationCABundleHash on the pod template is the merged CA bundle's
+// content hash: the pods restart exactly when it changes.
+const AnnotationCABundleHash = "configmap.hash/ca-bundle"
+
+// TLS modes: who creates the serving certificates' Secrets.
+const (
+	tlsOpenShift   = "openshift"
+	tlsCertManager = "cert-manager"
+	tlsNone        = "none"
+)
+
+// platform is what the translation knows of the target cluster.
+type platform struct {
+	Route, ServiceMonitor, OpenShift, CertManager bool
+}
+
+// tlsMode is who creates the Secrets <name>-tls and <name>-internal:
+// OpenShift's service CA, cert-manager, or nobody.
+func (p platform) tlsMode() string {
+	switch {
+	case p.OpenShift:
+		return tlsOpenShift
+	case p.CertManager:
+		return tlsCertManager
+	}
+	return tlsNone
+}
+
+// valuesInputs are what the translation needs besides the CR.
+type valuesInputs struct {
+	Settings     Settings
+	CommonLabels map[string]string
+	Platform     platform
+	// ClaimedStorage is the size the existing PVC requests, nil when there
+	// is none; a smaller spec size is not applied (claims cannot shrink).
+	ClaimedStorage *resource.Quantity
+	// DatabaseCA is true when Secret <name>-db-ca exists.
+	DatabaseCA bool
+	// Trust is the CA bundle to mount: its ConfigMap ("" for none) and hash.
+	TrustConfigMap, TrustHash string
+}
+
+// chartValues are the values of the trustyai-service chart
+// (charts/trustyai-service/values.yaml documents each one). Strings are
+// never omitted: an empty one must override the chart's default.
+type chartValues struct {
+	Name                    string            `json:"name"`
+	CommonLabels            map[string]string `json:"commonLabels,omitempty"`
+	Replicas                int32             `json:"replicas"`
+	ProgressDeadlineSeconds int32             `json:"progressDeadlineSeconds,omitempty"`
+	Image                   string            `json:"image"`
+	ProxyImage              string            `json:"proxyImage"`
+	Storage                 storageValues     `json:"storage"`
+	Data                    dataValues        `json:"data"`
+	Metrics                 metricsValues     `json:"metrics"`
+	TLS                     tlsValues         `json:"tls"`
+	Capabilities            capabilityValues  `json:"capabilities"`
+	Trust                   trustValues       `json:"trust"`
+	PodAnnotations          map[string]string `json:"podAnnotations,omitempty"`
+}
+
+type storageValues struct {
+	Format         string `json:"format"`
+	Folder         string `json:"folder"`
+	Size           string `json:"size"`
+	DatabaseSecret string `json:"databaseSecret"`
+	Migration      bool   `json:"migration"`
+	DatabaseCA     bool   `json:"databaseCA"`
+}
+
+type dataValues struct {
+	Filename string `json:"filename"`
+	Format   string `json:"format"`
+}
+
+type metricsValues struct {
+	Schedule  string `json:"schedule"`
+	BatchSize int    `json:"batchSize"`
+}
+
+type tlsValues struct {
+	Mode       string `json:"mode"`
+	IssuerKind string `json:"issuerKind"`
+	IssuerName string `json:"issuerName"`
+}
+
+type capabilityValues struct {
+	Route          bool `json:"route"`
+	ServiceMonitor bool `json:"serviceMonitor"`
+	OpenShift      bool `json:"openshift"`
+	CertManager    bool `json:"certManager"`
+}
+
+type trustValues struct {
+	ConfigMapName    string `json:"configMapName"`
+	ServiceCA        bool   `json:"serviceCA"`
+	ClusterTrustedCA bool   `json:"clusterTrustedCA"`
+}
+
+// isMigration is upstream's rule: DATABASE mode with a folder and a data file
+// migrates the PVC's data into the database.
+func isMigration(cr *trustyv1.TrustyAIService) bool {
+	s := cr.Spec.Storage
+	return s.Format == trustyv1.StorageDatabase && s.Folder != "" && cr.Spec.Data.Filename != ""
+}
+
+// usesClaim says whether the CR's pods mount the PVC.
+func usesClaim(cr *trustyv1.TrustyAIService) bool {
+	return cr.Spec.Storage.Format == trustyv1.StoragePVC || isMigration(cr)
+}
+
+// translate translates a TrustyAIService into chart values. The CRD refuses
+// most bad input already; these checks also cover CRs stored before it did,
+// and offline renders.
+func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, error) {
+	spec := cr.Spec
+	v := &chartValues{
+		Name:                    cr.Name,
+		CommonLabels:            in.CommonLabels,
+		Replicas:                1,
+		ProgressDeadlineSeconds: in.Settings.ProgressDeadlineSeconds,
+		Image:                   in.Settings.ServiceImage,
+		ProxyImage:              in.Settings.ProxyImage,
+		Storage: storageValues{
+			Format: spec.Storage.Format, Folder: spec.Storage.Folder,
+			DatabaseSecret: spec.Storage.DatabaseConfigurations, Migration: isMigration(cr),
+		},
+		Data:    dataValues{Filename: spec.Data.Filename, Format: spec.Data.Format},
+		Metrics: metricsValues{Schedule: spec.Metrics.Schedule, BatchSize: trustyv1.DefaultBatchSize},
+		TLS:     tlsValues{Mode: in.Platform.tlsMode()},
+		Capabilities: capabilityValues{
+			Route: in.Platform.Route, ServiceMonitor: in.Platform.ServiceMonitor,
+			OpenShift: in.Platform.OpenShift, CertManager: in.Platform.CertManager,
+		},
+		Trust: trustValues{ConfigMapName: in.TrustConfigMap, ServiceCA: in.Platform.OpenShift, ClusterTrustedCA: in.Platform.OpenShift},
+	}
+	if spec.Replicas != nil {
+		v.Replicas = *spec.Replicas
+	}
+	if v.Storage.DatabaseSecret == "" {
+		v.Storage.DatabaseSecret = dbCredentialsName(cr.Name)
+	}
+	if v.TLS.Mode == tlsCertManager {
+		v.TLS.IssuerKind, v.TLS.IssuerName = in.Settings.IssuerKind, in.Settings.IssuerName
+	}
+	if spec.Metrics.BatchSize != nil {
+		v.Metrics.BatchSize = *spec.Metrics.BatchSize
+	}
+	switch {
+	case spec.Storage.Format != trustyv1.StoragePVC && spec.Storage.Format != trustyv1.StorageDatabase:
+		return nil, status.Invalid("spec.storage.format", "must be PVC or DATABASE, got %q", spec.Storage.Format)
+	case spec.Metrics.Schedule == "":
+		return nil, status.Invalid("spec.metrics.schedule", "is required: how often metrics are computed, such as 5s")
+	case v.Metrics.BatchSize < 1:
+		return nil, status.Invalid("spec.metrics.batchSize", "must be 1 or more, got %d", v.Metrics.BatchSize)
+	case v.Replicas < 0:
+		return nil, status.Invalid("spec.replicas", "must not be negative, got %d", v.Replicas)
+	}
+	if usesClaim(cr) {
+		if spec.Storage.Folder == "" || spec.Storage.Folder[0] != '/' {
+			return nil, status.Invalid("spec.storage.folder", "must be an absolute path such as /inputs, got %q", spec.Storage.Folder)
+		}
+		size, err := claimSize(cr, in.ClaimedStorage)
+		if err != nil {
+			return nil, err
+		}
+		v.Storage.Size = size.String()
+	}
+	v.Storage.DatabaseCA = spec.Storage.Format == trustyv1.StorageDatabase && in.DatabaseCA
+	if in.TrustConfigMap != "" {
+		v.PodAnnotations = map[string]string{AnnotationCABundleHash: in.TrustHash}
+	}
+	return v, nil
+}
+
+// claimSize is the size the claim asks for: the spec's, but never less than
+// what the claim asks for already (a claim cannot shrink; the status says so).
+func claimSize(cr *trustyv1.TrustyAIService, claimed *resource.Quantity) (resource.Quantity, error) {
+	raw := cr.Spec.Storage.Size
+	if raw == "" && claimed != nil {
+		return *claimed, nil
+	}
+	q, err := resource.ParseQuantity(raw)
+	if err != nil || q.Sign() <= 0 {
+		return q, status.Invalid("spec.storage.size", "must be a positive quantity such as 1Gi, got %q", raw)
+	}
+	if claimed != nil && q.Cmp(*claimed) < 0 {
+		return *claimed, nil
+	}
+	return q, nil
+}

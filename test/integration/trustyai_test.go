@@ -1,0 +1,340 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+)
+
+// upstreamV1alpha1 is upstream's v1alpha1 sample with a status as upstream's
+// operator writes it.
+const upstreamV1alpha1 = `
+apiVersion: trustyai.opendatahub.io/v1alpha1
+kind: TrustyAIService
+metadata:
+  name: example-trustyai-service
+spec:
+  storage:
+    format: "PVC"
+    folder: "/inputs"
+    size: "1Gi"
+  data:
+    filename: "data.csv"
+    format: "CSV"
+  metrics:
+    schedule: "5s"
+`
+
+func newTAS(ns, name string) *trustyv1.TrustyAIService {
+	return &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "PVC", Folder: "/inputs", Size: "1Gi"},
+			Data:    trustyv1.DataSpec{Filename: "data.csv", Format: "CSV"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+}
+
+func tasCondition(cr *trustyv1.TrustyAIService, typ string) *metav1.Condition {
+	for i := range cr.Status.Conditions {
+		if cr.Status.Conditions[i].Type == typ {
+			return &cr.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// waitTAS waits until the CR's condition has the status and reason.
+func waitTAS(t *testing.T, ns, name, typ string, st metav1.ConditionStatus, reason string) *trustyv1.TrustyAIService {
+	t.Helper()
+	cr := &trustyv1.TrustyAIService{}
+	eventually(t, fmt.Sprintf("%s %s=%s %s", name, typ, st, reason), func() error {
+		if err := get(ns, name, cr); err != nil {
+			return err
+		}
+		c := tasCondition(cr, typ)
+		if c == nil || c.Status != st || c.Reason != reason || c.ObservedGeneration != cr.Generation {
+			return fmt.Errorf("conditions %+v", cr.Status.Conditions)
+		}
+		return nil
+	})
+	return cr
+}
+
+// Upstream's samples apply through either version, and nothing a version
+// holds is lost when the object is read through the other (conversion None
+// with schemas of the same fields).
+func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
+	ns := newNamespace(t)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(upstreamV1alpha1), &u.Object))
+	u.SetNamespace(ns)
+	require.NoError(t, k8s.Create(context.Background(), u))
+
+	// The operator reads and writes v1: its status, conditions with
+	// observedGeneration, comes back whole through v1alpha1.
+	cr := waitTAS(t, ns, "example-trustyai-service", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	assert.Equal(t, "PVC", cr.Spec.Storage.Format)
+	assert.Equal(t, "Not Ready", cr.Status.Phase, "no pods run in envtest")
+	alpha := &unstructured.Unstructured{}
+	alpha.SetAPIVersion("trustyai.opendatahub.io/v1alpha1")
+	alpha.SetKind("TrustyAIService")
+	require.NoError(t, get(ns, cr.Name, alpha))
+	v1 := &unstructured.Unstructured{}
+	v1.SetAPIVersion("trustyai.opendatahub.io/v1")
+	v1.SetKind("TrustyAIService")
+	require.NoError(t, get(ns, cr.Name, v1))
+	for _, path := range [][]string{{"spec"}, {"status"}} {
+		a, _, _ := unstructured.NestedFieldCopy(alpha.Object, path...)
+		b, _, _ := unstructured.NestedFieldCopy(v1.Object, path...)
+		assert.Equal(t, b, a, "%v differs between the versions", path)
+	}
+	conds, _, _ := unstructured.NestedSlice(alpha.Object, "status", "conditions")
+	require.NotEmpty(t, conds)
+	assert.Contains(t, conds[0], "observedGeneration", "v1alpha1 keeps what v1 writes")
+
+	// A v1 object written with every field reads back whole through v1alpha1.
+	full := newTAS(ns, "full")
+	full.Spec.Replicas = ptr.To[int32](2)
+	full.Spec.Metrics.BatchSize = ptr.To(100)
+	full.Spec.Storage.DatabaseConfigurations = "db"
+	require.NoError(t, k8s.Create(context.Background(), full))
+	alpha = &unstructured.Unstructured{}
+	alpha.SetAPIVersion("trustyai.opendatahub.io/v1alpha1")
+	alpha.SetKind("TrustyAIService")
+	require.NoError(t, get(ns, "full", alpha))
+	spec, _, _ := unstructured.NestedMap(alpha.Object, "spec")
+	assert.Equal(t, map[string]any{
+		"replicas": int64(2),
+		"storage":  map[string]any{"format": "PVC", "folder": "/inputs", "size": "1Gi", "databaseConfigurations": "db"},
+		"data":     map[string]any{"filename": "data.csv", "format": "CSV"},
+		"metrics":  map[string]any{"schedule": "5s", "batchSize": int64(100)},
+	}, spec)
+}
+
+// The objects upstream creates, by upstream's names; edits roll out (upstream
+// never updates its Deployment); delete removes everything but the PVC, the
+// proxy's ClusterRoleBinding included.
+func TestTrustyAIServiceLifecycle(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "trustyai-service")))
+	cr := waitTAS(t, ns, "trustyai-service", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	assert.Contains(t, cr.Finalizers, release.Finalizer)
+
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "trustyai-service", dep))
+	assert.Equal(t, int32(1), *dep.Spec.Replicas)
+	names := []string{}
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"trustyai-service", "kube-rbac-proxy"}, names)
+	for name, obj := range map[string]client.Object{
+		"trustyai-service":                        &corev1.Service{},
+		"trustyai-service-tls":                    &corev1.Service{},
+		"trustyai-service-pvc":                    &corev1.PersistentVolumeClaim{},
+		"trustyai-service-proxy":                  &corev1.ServiceAccount{},
+		"trustyai-service-kube-rbac-proxy-config": &corev1.ConfigMap{},
+	} {
+		assert.NoError(t, get(ns, name, obj), "%T %s", obj, name)
+	}
+	assert.NoError(t, get(ns, "trustyai-service", &networkingv1.Ingress{}), "no Route API: an Ingress")
+	binding := &rbacv1.ClusterRoleBinding{}
+	require.NoError(t, get("", "trustyai-proxy."+ns+".trustyai-service", binding))
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "trustyai-service-proxy"}}, binding.Subjects)
+	assert.Equal(t, "ai-stack-operator-trustyai-proxy", binding.RoleRef.Name)
+	c := tasCondition(cr, "TLSAvailable")
+	require.NotNil(t, c)
+	assert.Equal(t, "NoCertificateIssuer", c.Reason, "no OpenShift and no cert-manager here")
+	assert.Len(t, releaseRecordsOf(t, "tas", ns, "trustyai-service"), 1)
+
+	// replicas are honoured and every edit rolls out.
+	require.NoError(t, get(ns, "trustyai-service", cr))
+	cr.Spec.Replicas = ptr.To[int32](2)
+	cr.Spec.Metrics.Schedule = "10s"
+	require.NoError(t, k8s.Update(context.Background(), cr))
+	eventually(t, "the edit rolled out", func() error {
+		if err := get(ns, "trustyai-service", dep); err != nil {
+			return err
+		}
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "SERVICE_METRICS_SCHEDULE" && e.Value == "10s" && *dep.Spec.Replicas == 2 {
+				return nil
+			}
+		}
+		return fmt.Errorf("replicas %d, env %v", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Env)
+	})
+
+	require.NoError(t, k8s.Delete(context.Background(), cr))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "trustyai-service", &trustyv1.TrustyAIService{}) })
+	assert.NoError(t, gone(ns, "trustyai-service", &appsv1.Deployment{}))
+	assert.NoError(t, gone(ns, "trustyai-service-tls", &corev1.Service{}))
+	assert.NoError(t, gone("", binding.Name, &rbacv1.ClusterRoleBinding{}), "the cluster-scoped binding goes with the CR")
+	assert.NoError(t, get(ns, "trustyai-service-pvc", &corev1.PersistentVolumeClaim{}), "the data outlives the service")
+	assert.Empty(t, releaseRecordsOf(t, "tas", ns, "trustyai-service"))
+}
+
+// The API refuses what upstream panics on or fails late, naming the field.
+func TestTrustyAIServiceValidation(t *testing.T) {
+	ns := newNamespace(t)
+	for _, tc := range []struct {
+		name, want string
+		mut        func(*trustyv1.TrustyAIService)
+	}{
+		{"zero size", "spec.storage.size", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Size = "0" }},
+		{"garbage size", "spec.storage.size", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Size = "lots" }},
+		{"no size in PVC mode", "spec.storage.size is required when spec.storage.format is PVC", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Size = "" }},
+		{"no folder in PVC mode", "spec.storage.folder is required", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Folder = "" }},
+		{"relative folder", "spec.storage.folder", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Folder = "inputs" }},
+		{"unknown format", "spec.storage.format", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Format = "S3" }},
+		{"bad schedule", "spec.metrics.schedule", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "often" }},
+		{"dotted name", "metadata.name must be a DNS-1035 label", func(cr *trustyv1.TrustyAIService) { cr.Name = "a.b" }},
+		{"long name", "metadata.name must be a DNS-1035 label", func(cr *trustyv1.TrustyAIService) { cr.Name = strings.Repeat("a", 60) }},
+		{"YAML in a Secret name", "spec.storage.databaseConfigurations", func(cr *trustyv1.TrustyAIService) {
+			cr.Spec.Storage.DatabaseConfigurations = "x\nkind: ClusterRole"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := newTAS(ns, "v")
+			tc.mut(cr)
+			err := k8s.Create(context.Background(), cr)
+			require.True(t, apierrors.IsInvalid(err), "want a refusal, got %v", err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// DATABASE mode needs neither folder nor size.
+	db := newTAS(ns, "db")
+	db.Spec.Storage = trustyv1.StorageSpec{Format: "DATABASE"}
+	require.NoError(t, k8s.Create(context.Background(), db))
+}
+
+// A ClusterRoleBinding of the proxy's name that the operator did not create
+// is a NameConflict: left alone, nothing applied.
+func TestTrustyAIServiceProxyBindingConflict(t *testing.T) {
+	ns := newNamespace(t)
+	foreign := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "trustyai-proxy." + ns + ".tas"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "someone"}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), foreign))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), foreign) })
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	cr := waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionFalse, "NameConflict")
+	assert.Contains(t, tasCondition(cr, "ProvisioningSucceeded").Message, "ClusterRoleBinding "+foreign.Name+" exists and was not created by the operator")
+	got := &rbacv1.ClusterRoleBinding{}
+	require.NoError(t, get("", foreign.Name, got))
+	assert.Equal(t, foreign.Subjects, got.Subjects, "not overwritten")
+	assert.Error(t, get(ns, "tas", &appsv1.Deployment{}), "nothing applied")
+
+	require.NoError(t, k8s.Delete(context.Background(), cr))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	require.NoError(t, get("", foreign.Name, got), "not deleted either")
+}
+
+// Objects the upstream operator created (no Helm ownership) give a
+// NameConflict instead of a failed install loop, and upstream's finalizer on
+// an existing CR is left alone.
+func TestTrustyAIServiceCoexistsWithUpstream(t *testing.T) {
+	ns := newNamespace(t)
+	upstream := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old-tls", Labels: map[string]string{"app.kubernetes.io/part-of": "trustyai"}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), upstream))
+	cr := newTAS(ns, "old")
+	cr.Finalizers = []string{"trustyai.opendatahub.io/finalizer"}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	got := waitTAS(t, ns, "old", "ProvisioningSucceeded", metav1.ConditionFalse, "NameConflict")
+	assert.Contains(t, tasCondition(got, "ProvisioningSucceeded").Message, "Service "+ns+"/old-tls exists and was not created by the operator")
+	assert.ElementsMatch(t, []string{"trustyai.opendatahub.io/finalizer", release.Finalizer}, got.Finalizers)
+	svc := &corev1.Service{}
+	require.NoError(t, get(ns, "old-tls", svc))
+	assert.Empty(t, svc.Annotations["meta.helm.sh/release-name"], "the upstream Service is not adopted")
+
+	// Deleting: the operator's finalizer goes, upstream's stays for upstream.
+	require.NoError(t, k8s.Delete(context.Background(), got))
+	eventually(t, "only upstream's finalizer left", func() error {
+		if err := get(ns, "old", got); err != nil {
+			return err
+		}
+		if len(got.Finalizers) != 1 || got.Finalizers[0] != "trustyai.opendatahub.io/finalizer" {
+			return fmt.Errorf("finalizers %v", got.Finalizers)
+		}
+		return nil
+	})
+	got.Finalizers = nil
+	require.NoError(t, k8s.Update(context.Background(), got))
+}
+
+// DATABASE mode: Secret <name>-db-ca, once it exists, is mounted and the
+// connection requires verified TLS; its removal is followed too. The
+// operator looks at its metadata only.
+func TestTrustyAIServiceDatabaseCA(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newTAS(ns, "db")
+	cr.Spec.Storage = trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db-credentials"}
+	cr.Spec.Data = trustyv1.DataSpec{}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitTAS(t, ns, "db", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	jdbc := func() string {
+		dep := &appsv1.Deployment{}
+		if err := get(ns, "db", dep); err != nil {
+			return err.Error()
+		}
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "QUARKUS_DATASOURCE_JDBC_URL" {
+				return e.Value
+			}
+		}
+		return ""
+	}
+	assert.NotContains(t, jdbc(), "requireSSL")
+	assert.NoError(t, gone(ns, "db-pvc", &corev1.PersistentVolumeClaim{}), "no claim in DATABASE mode")
+
+	ca := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-db-ca"}, StringData: map[string]string{"ca.crt": newCA(t, "db")}}
+	require.NoError(t, k8s.Create(context.Background(), ca))
+	// No Secret watch: the next reconcile (any event, or the period) sees it.
+	patchTAS(t, ns, "db", func(cr *trustyv1.TrustyAIService) { cr.Labels = map[string]string{"nudge": "1"} })
+	eventually(t, "TLS to the database", func() error {
+		if !strings.Contains(jdbc(), "requireSSL=true&sslMode=verify-ca&serverSslCert=/etc/tls/db/ca.crt") {
+			return fmt.Errorf("JDBC URL %q", jdbc())
+		}
+		return nil
+	})
+	require.NoError(t, k8s.Delete(context.Background(), ca))
+	patchTAS(t, ns, "db", func(cr *trustyv1.TrustyAIService) { cr.Labels = map[string]string{"nudge": "2"} })
+	eventually(t, "no TLS without the CA", func() error {
+		if strings.Contains(jdbc(), "requireSSL") {
+			return fmt.Errorf("JDBC URL %q", jdbc())
+		}
+		return nil
+	})
+}
+
+func patchTAS(t *testing.T, ns, name string, change func(*trustyv1.TrustyAIService)) {
+	t.Helper()
+	cr := &trustyv1.TrustyAIService{}
+	require.NoError(t, get(ns, name, cr))
+	orig := cr.DeepCopy()
+	change(cr)
+	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+}
