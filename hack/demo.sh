@@ -39,7 +39,7 @@ pids+=($!)
 echo "== applying config/samples"
 kubectl create namespace demo >/dev/null
 kubectl apply -n demo -k config/samples
-for cr in $(kubectl get llsd -n demo -o name); do
+for cr in $(kubectl get llsd,trustyaiservice -n demo -o name); do
   kubectl wait -n demo "$cr" --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s >/dev/null \
     || { echo "the operator did not reconcile $cr; its log:"; tail -50 "$demo/manager.log"; exit 1; }
 done
@@ -47,6 +47,7 @@ done
 echo
 echo "== the samples that ask for storage wait for a volume (no provisioner here):"
 kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,PHASE:.status.phase,STORAGE:.status.conditions[?(@.type=="StorageReady")].message'
+kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,PHASE:.status.phase,STORAGE:.status.conditions[?(@.type=="PVCAvailable")].message'
 echo "== creating a static PersistentVolume for each claim; the PV controller binds them"
 for pvc in $(kubectl get pvc -n demo -o jsonpath='{.items[*].metadata.name}'); do
   size=$(kubectl get pvc "$pvc" -n demo -o jsonpath='{.spec.resources.requests.storage}')
@@ -71,7 +72,7 @@ PV
   echo "PersistentVolume demo-$pvc ($size) for claim $pvc"
 done
 
-for cr in $(kubectl get llsd -n demo -o name); do
+for cr in $(kubectl get llsd,trustyaiservice -n demo -o name); do
   kubectl wait -n demo "$cr" --for=jsonpath='{.status.phase}'=Ready --timeout=90s >/dev/null \
     || { echo "$cr is not Ready:"; kubectl get -n demo "$cr" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'; exit 1; }
 done
@@ -79,6 +80,7 @@ done
 echo
 echo "== what the operator created (namespace demo)"
 kubectl get deployments,services,serviceaccounts,persistentvolumeclaims,configmaps,networkpolicies,poddisruptionbudgets,horizontalpodautoscalers,ingresses -n demo -l ai-stack-operator.io/managed=true
+kubectl get clusterrolebindings -l trustyai.opendatahub.io/owner-namespace=demo
 echo
 echo "== the Helm release records (ConfigMaps in the operator's namespace; the operator has no Secret permission)"
 kubectl get configmaps -n ai-stack-operator-system -l owner=helm -L ai-stack-operator.io/owner-namespace,status,version
@@ -90,6 +92,9 @@ echo "== status"
 kubectl get llsd -n demo
 echo
 kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].message,STORAGE:.status.conditions[?(@.type=="StorageReady")].reason,TRUST:.status.conditions[?(@.type=="TrustReady")].reason,SERVICE URL:.status.serviceURL'
+echo
+kubectl get trustyaiservice -n demo
+kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,PVC:.status.conditions[?(@.type=="PVCAvailable")].reason,TLS:.status.conditions[?(@.type=="TLSAvailable")].message'
 
 echo
 echo "== a content change of ConfigMap llama-run-config (read by llama-user-config) rolls its pods"

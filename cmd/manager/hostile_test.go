@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 )
 
@@ -258,8 +259,8 @@ func set(obj map[string]any, l leaf, value any) {
 	}
 }
 
-// base is a CR that renders; each case adds one leaf to it.
-func base() map[string]any {
+// llsdBase is a CR that renders; each case adds one leaf to it.
+func llsdBase() map[string]any {
 	return map[string]any{
 		"apiVersion": "llamastack.io/v1alpha1", "kind": "LlamaStackDistribution",
 		"metadata": map[string]any{"name": "target", "namespace": "tenant"},
@@ -271,7 +272,7 @@ func base() map[string]any {
 
 // benign are ordinary values to try at a leaf, so that the leaf's path
 // renders at all (a volume needs its name, a mount path must be absolute).
-func benign(l leaf) []any {
+func llsdBenign(l leaf) []any {
 	switch l.typ {
 	case intOrStringType:
 		return []any{"50%"}
@@ -283,7 +284,7 @@ func benign(l leaf) []any {
 
 // withSiblings fills the fields Kubernetes requires next to a leaf, so that
 // a benign value renders (names of list entries, volume sources).
-func withSiblings(obj map[string]any, l leaf) {
+func llsdSiblings(obj map[string]any, l leaf) {
 	p := strings.Join(l.path, ".")
 	spec := obj["spec"].(map[string]any)
 	server := spec["server"].(map[string]any)
@@ -297,12 +298,77 @@ func withSiblings(obj map[string]any, l leaf) {
 	}
 }
 
-// TestHostileStrings walks every leaf of the LlamaStackDistribution API and
-// puts each payload there (alone, and after an ordinary value): each case is
-// refused (by admission as on the API server, or by the translation), or it
-// renders exactly the objects the ordinary value renders, all in the CR's
-// namespace and of the chart's kinds.
+// hostileKind is what TestHostileStrings needs of a kind.
+type hostileKind struct {
+	name  string
+	chart string
+	spec  reflect.Type
+	// base is a CR that renders; each case adds one leaf to it.
+	base func() map[string]any
+	// benign are ordinary values to try at a leaf, so that the leaf's path
+	// renders at all.
+	benign func(leaf) []any
+	// siblings fills the fields Kubernetes requires next to a leaf.
+	siblings func(map[string]any, leaf)
+	// minLeaves guards the walk; must are leaves that have to render.
+	minLeaves int
+	must      []string
+}
+
+// TestHostileStrings walks every leaf of every kind's API and puts each
+// payload there (alone, and after an ordinary value): each case is refused
+// (by admission as on the API server, or by the translation), or it renders
+// exactly the objects the ordinary value renders, all in the CR's namespace
+// and of the chart's kinds.
 func TestHostileStrings(t *testing.T) {
+	for _, k := range []hostileKind{{
+		name: "LlamaStackDistribution", chart: "llama-stack-distribution",
+		spec: reflect.TypeOf(llamav1alpha1.LlamaStackDistributionSpec{}),
+		base: llsdBase, benign: llsdBenign, siblings: llsdSiblings, minLeaves: 100,
+		must: []string{
+			"spec.server.containerSpec.name", "spec.server.podOverrides.serviceAccountName",
+			"spec.server.podDisruptionBudget.minAvailable", "spec.server.podDisruptionBudget.maxUnavailable",
+			"spec.server.userConfig.configMapName", "spec.server.distribution.image",
+			"spec.server.containerSpec.env.[].value", "spec.server.containerSpec.command.[]", "spec.server.containerSpec.args.[]",
+			"spec.server.storage.mountPath", "spec.network.allowedFrom.namespaces.[]", "spec.network.allowedFrom.labels.[]",
+			"spec.server.podOverrides.volumes.[].name", "spec.server.containerSpec.resources.limits.{}(key)",
+		},
+	}, {
+		name: "TrustyAIService", chart: "trustyai-service",
+		spec: reflect.TypeOf(trustyv1.TrustyAIServiceSpec{}),
+		base: tasBase, benign: tasBenign, siblings: tasSiblings, minLeaves: 7,
+		must: []string{
+			"spec.storage.format", "spec.storage.folder", "spec.storage.size", "spec.storage.databaseConfigurations",
+			"spec.data.filename", "spec.data.format", "spec.metrics.schedule",
+		},
+	}} {
+		t.Run(k.name, func(t *testing.T) { hostileStrings(t, k) })
+	}
+}
+
+// tasBase is upstream's v1 sample.
+func tasBase() map[string]any {
+	return map[string]any{
+		"apiVersion": "trustyai.opendatahub.io/v1", "kind": "TrustyAIService",
+		"metadata": map[string]any{"name": "target", "namespace": "tenant"},
+		"spec": map[string]any{
+			"storage": map[string]any{"format": "PVC", "folder": "/inputs", "size": "1Gi"},
+			"data":    map[string]any{"filename": "data.csv", "format": "CSV"},
+			"metrics": map[string]any{"schedule": "5s"},
+		},
+	}
+}
+
+func tasBenign(leaf) []any { return []any{"x", "/x", "1Gi", "5s", "PVC"} }
+
+// tasSiblings: the database Secret matters in DATABASE mode.
+func tasSiblings(obj map[string]any, l leaf) {
+	if strings.Join(l.path, ".") == "spec.storage.databaseConfigurations" {
+		obj["spec"].(map[string]any)["storage"] = map[string]any{"format": "DATABASE"}
+	}
+}
+
+func hostileStrings(t *testing.T, k hostileKind) {
 	// The guard is off: what is checked here is that the chart and the
 	// translation keep every string in its place on their own. (The guard,
 	// tested in pkg/guard and against the API server, is the second line.)
@@ -310,18 +376,18 @@ func TestHostileStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := r.charts["llama-stack-distribution"]
+	c := r.charts[k.chart]
 	policy := guard.Policy{Namespace: "tenant", Kinds: c.Kinds}
 
 	var all []leaf
-	leaves(reflect.TypeOf(llamav1alpha1.LlamaStackDistributionSpec{}), []string{"spec"}, nil, map[reflect.Type]bool{}, &all)
-	if len(all) < 100 {
+	leaves(k.spec, []string{"spec"}, nil, map[reflect.Type]bool{}, &all)
+	if len(all) < k.minLeaves {
 		t.Fatalf("only %d leaves found: the walk is broken", len(all))
 	}
 
 	renderWith := func(l leaf, value any) (string, []guard.Object, error) {
-		obj := base()
-		withSiblings(obj, l)
+		obj := k.base()
+		k.siblings(obj, l)
 		set(obj, l, value)
 		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
 		manifest, err := r.render(u)
@@ -352,7 +418,7 @@ func TestHostileStrings(t *testing.T) {
 		var want string
 		var prefix string
 		var lastErr error
-		for _, b := range benign(l) {
+		for _, b := range k.benign(l) {
 			_, objs, err := renderWith(l, b)
 			if err == nil {
 				want, prefix = names(objs), fmt.Sprint(b)
@@ -381,14 +447,7 @@ func TestHostileStrings(t *testing.T) {
 		}
 	}
 	t.Logf("%d leaves (%d render with an ordinary value), %d hostile cases", len(all), rendered, cases)
-	for _, must := range []string{
-		"spec.server.containerSpec.name", "spec.server.podOverrides.serviceAccountName",
-		"spec.server.podDisruptionBudget.minAvailable", "spec.server.podDisruptionBudget.maxUnavailable",
-		"spec.server.userConfig.configMapName", "spec.server.distribution.image",
-		"spec.server.containerSpec.env.[].value", "spec.server.containerSpec.command.[]", "spec.server.containerSpec.args.[]",
-		"spec.server.storage.mountPath", "spec.network.allowedFrom.namespaces.[]", "spec.network.allowedFrom.labels.[]",
-		"spec.server.podOverrides.volumes.[].name", "spec.server.containerSpec.resources.limits.{}(key)",
-	} {
+	for _, must := range k.must {
 		if !renderedLeaves[must] {
 			t.Errorf("%s never rendered with an ordinary value: the test does not reach it", must)
 		}

@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/record"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
@@ -21,21 +19,8 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
-// Deps are what the kinds need from the running operator; the zero value
-// (with OperatorNamespace) serves offline rendering.
-type Deps struct {
-	// Client is the manager's client: reads of the rendered objects go
-	// through its label-limited cache.
-	Client client.Client
-	// APIReader reads uncached objects (ConfigMaps, Routes).
-	APIReader client.Reader
-	// Recorder records events.
-	Recorder record.EventRecorder
-	// Capabilities tells which optional APIs the cluster serves.
-	Capabilities func() (release.Capabilities, error)
-	// OperatorNamespace and SettingsConfigMap locate the operator's settings.
-	OperatorNamespace, SettingsConfigMap string
-}
+// Deps are what the kinds need from the running operator.
+type Deps = release.Deps
 
 // entry is one kind of the registry: what it is, and how to build it.
 type entry struct {
@@ -51,15 +36,7 @@ var registry = []entry{
 		addToScheme: llamav1alpha1.AddToScheme,
 		meta:        llamastack.Meta,
 		new: func(d Deps) release.Registered {
-			return release.Register[*llamav1alpha1.LlamaStackDistribution, *llamastack.Inputs](&llamastack.Kind{
-				OperatorVersion:   version.Version,
-				OperatorNamespace: d.OperatorNamespace,
-				SettingsConfigMap: d.SettingsConfigMap,
-				Client:            d.Client,
-				APIReader:         d.APIReader,
-				Recorder:          d.Recorder,
-				Capabilities:      d.Capabilities,
-			})
+			return release.Register[*llamav1alpha1.LlamaStackDistribution, *llamastack.Inputs](&llamastack.Kind{Deps: d, OperatorVersion: version.Version})
 		},
 	},
 	{
@@ -68,14 +45,7 @@ var registry = []entry{
 		},
 		meta: trustyai.Meta,
 		new: func(d Deps) release.Registered {
-			return release.Register[*trustyv1.TrustyAIService, *trustyai.Inputs](&trustyai.Kind{
-				OperatorNamespace: d.OperatorNamespace,
-				SettingsConfigMap: d.SettingsConfigMap,
-				Client:            d.Client,
-				APIReader:         d.APIReader,
-				Recorder:          d.Recorder,
-				Capabilities:      d.Capabilities,
-			})
+			return release.Register[*trustyv1.TrustyAIService, *trustyai.Inputs](&trustyai.Kind{Deps: d})
 		},
 	},
 }

@@ -31,17 +31,11 @@ type Inputs struct {
 // CA sources, the run configuration's content and the claimed storage.
 // Read-only: what the user owns is never written.
 func (k *Kind) Gather(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution) (*Inputs, error) {
-	var data map[string]string
-	if k.SettingsConfigMap != "" && k.OperatorNamespace != "" {
-		cm, err := getOptional(ctx, k.APIReader, k.OperatorNamespace, k.SettingsConfigMap, &corev1.ConfigMap{})
-		if err != nil {
-			return nil, fmt.Errorf("read operator settings: %w", err)
-		}
-		if cm != nil {
-			data = cm.Data
-		}
+	data, err := k.SettingsData(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read operator settings: %w", err)
 	}
-	s, err := ParseSettings(distributions.Default(), k.environ(), data)
+	s, err := ParseSettings(distributions.Default(), k.Env(), data)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +58,7 @@ func (k *Kind) Gather(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 		return nil, err
 	}
 	if cr.Spec.Server.Storage != nil {
-		pvc, err := getOptional(ctx, k.Client, cr.Namespace, claimName(cr.Name), &corev1.PersistentVolumeClaim{})
+		pvc, err := release.GetOptional(ctx, k.Client, cr.Namespace, claimName(cr.Name), &corev1.PersistentVolumeClaim{})
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +74,7 @@ func (k *Kind) Gather(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 // OfflineInputs implements release.Offline: the embedded table and the
 // environment, no settings ConfigMap, no CA bundle.
 func (k *Kind) OfflineInputs(cr *llamav1alpha1.LlamaStackDistribution, caps release.Capabilities) (*Inputs, error) {
-	s, err := ParseSettings(distributions.Default(), k.environ(), nil)
+	s, err := ParseSettings(distributions.Default(), k.Env(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +83,7 @@ func (k *Kind) OfflineInputs(cr *llamav1alpha1.LlamaStackDistribution, caps rele
 
 // inputs are what the settings and the platform decide, online and offline.
 func (k *Kind) inputs(cr *llamav1alpha1.LlamaStackDistribution, s Settings, caps release.Capabilities) *Inputs {
-	p := platform{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK)}
+	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK)}
 	return &Inputs{settings: s, values: valuesInputs{
 		Distributions:           s.Distributions,
 		CommonLabels:            map[string]string{release.LabelManaged: "true"},
@@ -107,7 +101,7 @@ func (k *Kind) userConfigHash(ctx context.Context, cr *llamav1alpha1.LlamaStackD
 	if uc == nil || (uc.ConfigMapNamespace != "" && uc.ConfigMapNamespace != cr.Namespace) {
 		return "", nil // a cross-namespace reference is refused by the translation
 	}
-	cm, err := getOptional(ctx, k.APIReader, cr.Namespace, uc.ConfigMapName, &corev1.ConfigMap{})
+	cm, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, uc.ConfigMapName, &corev1.ConfigMap{})
 	if err != nil {
 		return "", err
 	}

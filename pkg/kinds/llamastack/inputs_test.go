@@ -64,12 +64,12 @@ func kindOn(t *testing.T, caps release.Capabilities, funcs *interceptor.Funcs, o
 		b = b.WithInterceptorFuncs(*funcs)
 	}
 	c := b.Build()
-	return &Kind{
+	return &Kind{Deps: release.Deps{
 		OperatorNamespace: opNS, SettingsConfigMap: settingsName,
 		Client: c, APIReader: c, Recorder: record.NewFakeRecorder(10),
 		Capabilities: func() (release.Capabilities, error) { return caps, nil },
 		Environ:      func() []string { return nil },
-	}
+	}}
 }
 
 // Gather reads the settings, the CA sources, the run configuration and the

@@ -3,54 +3,36 @@ package llamastack
 import (
 	"context"
 	"fmt"
-	"os"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // The optional APIs the chart renders into, or detects.
 var (
-	routeGVK          = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
-	serviceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
-	// sccGVK marks OpenShift: SecurityContextConstraints exist on every
-	// OpenShift cluster, while a Route API can be installed anywhere.
-	sccGVK = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
+	routeGVK          = platform.Route
+	serviceMonitorGVK = platform.ServiceMonitor
+	sccGVK            = platform.SCC
 )
 
 // Kind is LlamaStackDistribution for the release reconciler.
 type Kind struct {
+	release.Deps
 	// OperatorVersion is reported in status.version.operatorVersion.
 	OperatorVersion string
-	// OperatorNamespace is allowed through NetworkPolicies and holds the settings ConfigMap.
-	OperatorNamespace string
-	// SettingsConfigMap names the settings ConfigMap in OperatorNamespace ("" for none).
-	SettingsConfigMap string
-	// Client writes the CA bundle; its reads go through the manager's
-	// label-limited cache (the rendered objects).
-	Client client.Client
-	// APIReader reads what the caches do not hold (ConfigMaps, Routes).
-	APIReader client.Reader
-	// Recorder records the CA bundle's events.
-	Recorder record.EventRecorder
-	// Capabilities tells which optional APIs the cluster serves.
-	Capabilities func() (release.Capabilities, error)
-	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
-	Environ func() []string
 }
 
 var (
@@ -83,13 +65,6 @@ func Meta() release.Meta {
 	}
 }
 
-func (k *Kind) environ() []string {
-	if k.Environ != nil {
-		return k.Environ()
-	}
-	return os.Environ()
-}
-
 // Values implements release.Kind.
 func (k *Kind) Values(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs) (map[string]any, error) {
 	v, err := translate(cr, in.values)
@@ -111,19 +86,19 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	o := observe(cr, in, obs, k.OperatorVersion)
 	var err error
 	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = getOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+		if o.Deployment, err = release.GetOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
 			return err
 		}
 	}
 	if name := obs.Find("Service"); name != "" {
-		svc, err := getOptional(ctx, k.Client, cr.Namespace, name, &corev1.Service{})
+		svc, err := release.GetOptional(ctx, k.Client, cr.Namespace, name, &corev1.Service{})
 		if err != nil {
 			return err
 		}
 		o.ServiceFound = svc != nil
 	}
 	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
-		if o.Claim, err = getOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
+		if o.Claim, err = release.GetOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
 			return err
 		}
 	}
@@ -131,13 +106,13 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	case obs.Find("Route") != "":
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(routeGVK)
-		route, err := getOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
+		route, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
 		if err != nil {
 			return err
 		}
 		o.RouteURL = status.RouteURL(route)
 	case obs.Find("Ingress") != "":
-		ing, err := getOptional(ctx, k.Client, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
+		ing, err := release.GetOptional(ctx, k.Client, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
 		if err != nil {
 			return err
 		}
@@ -189,18 +164,4 @@ func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.O
 		o.StorageRequested = &size
 	}
 	return o
-}
-
-// getOptional reads an object; it returns nil without error when it does not exist.
-func getOptional[T client.Object](ctx context.Context, reader client.Reader, ns, name string, obj T) (T, error) {
-	var zero T
-	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
-	switch {
-	case err == nil:
-		return obj, nil
-	case apierrors.IsNotFound(err):
-		return zero, nil
-	default:
-		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
-	}
 }

@@ -14,7 +14,7 @@ import (
 
 // bundle is the I/O of the CR's merged CA bundle.
 func (k *Kind) bundle() release.CABundle {
-	return release.CABundle{Client: k.Client, Reader: k.APIReader, Recorder: k.Recorder, Owner: llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind)}
+	return k.Bundle(llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind))
 }
 
 // trustRequest is what applies to a CR: its caBundle, the injected
@@ -70,14 +70,6 @@ func (k *Kind) Prepare(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribu
 // with the CR.
 func (k *Kind) Cleanup(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution) error {
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
-}
-
-// SharedConfigMaps implements release.ConfigMapReader: the settings ConfigMap.
-func (k *Kind) SharedConfigMaps() []string {
-	if k.SettingsConfigMap == "" || k.OperatorNamespace == "" {
-		return nil
-	}
-	return []string{k.OperatorNamespace + "/" + k.SettingsConfigMap}
 }
 
 // ConfigMapRefs implements release.ConfigMapReader: the ConfigMaps a CR

@@ -46,7 +46,7 @@ type trustSources struct {
 // trustSourcesFor applies the CR's switches (default on) to the platform.
 // It is decided once, in Gather (or OfflineInputs): the same answer chooses
 // the sources merged and the ConfigMaps the chart renders for injection.
-func trustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, p platform) trustSources {
+func trustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, p cluster) trustSources {
 	on := func(b *bool) bool { return b == nil || *b }
 	var tc llamav1alpha1.TLSConfig
 	if cr.Spec.Server.TLSConfig != nil {
@@ -61,8 +61,8 @@ func trustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, p platform) trust
 	}
 }
 
-// platform is what the translation knows of the target cluster: its optional APIs.
-type platform struct {
+// cluster is what the translation knows of the target cluster: its optional APIs.
+type cluster struct {
 	// Route is true when route.openshift.io/v1 Route exists.
 	Route bool
 	// ServiceMonitor is true when monitoring.coreos.com/v1 ServiceMonitor exists.
@@ -78,7 +78,7 @@ type valuesInputs struct {
 	// CommonLabels are added to every rendered object.
 	CommonLabels map[string]string
 	// Platform of the cluster.
-	Platform platform
+	Platform cluster
 	// TrustSources that apply to the CR.
 	TrustSources trustSources
 	// NetworkPolicyDisabled turns the NetworkPolicy off (an operator setting).

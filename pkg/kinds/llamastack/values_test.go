@@ -204,7 +204,7 @@ func TestPodOverridesAndScaling(t *testing.T) {
 func TestNetwork(t *testing.T) {
 	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
 		c.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a", "b"}, Labels: []string{"team"}}}
-	}), valuesInputs{Distributions: table, OperatorNamespace: "ops", Platform: platform{Route: true}})
+	}), valuesInputs{Distributions: table, OperatorNamespace: "ops", Platform: cluster{Route: true}})
 	require.NoError(t, err)
 	assert.Equal(t, NetworkPolicy{Enabled: true, OperatorNamespace: "ops", AllowedNamespaces: []string{"a", "b"}, AllowedNamespaceLabels: []string{"team"}}, v.NetworkPolicy)
 	assert.True(t, v.Expose.Enabled)

@@ -29,18 +29,11 @@ type Inputs struct {
 // CA sources, whether <name>-db-ca exists, and the claimed storage.
 // Read-only: what the user owns is never written.
 func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Inputs, error) {
-	var data map[string]string
-	if k.SettingsConfigMap != "" && k.OperatorNamespace != "" {
-		cm := &corev1.ConfigMap{}
-		err := k.APIReader.Get(ctx, client.ObjectKey{Namespace: k.OperatorNamespace, Name: k.SettingsConfigMap}, cm)
-		switch {
-		case err == nil:
-			data = cm.Data
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("read operator settings: %w", err)
-		}
+	data, err := k.SettingsData(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read operator settings: %w", err)
 	}
-	s, err := ParseSettings(k.environ(), data)
+	s, err := ParseSettings(k.Env(), data)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +90,7 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 // OfflineInputs implements release.Offline: the default images (and
 // RELATED_IMAGE_ variables), no settings ConfigMap, no CA bundle.
 func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilities) (*Inputs, error) {
-	s, err := ParseSettings(k.environ(), nil)
+	s, err := ParseSettings(k.Env(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -105,14 +98,14 @@ func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilit
 }
 
 func inputs(s Settings, caps release.Capabilities) *Inputs {
-	p := platform{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK)}
+	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK)}
 	return &Inputs{values: valuesInputs{Settings: s, Platform: p, CommonLabels: map[string]string{release.LabelManaged: "true"}}}
 }
 
 // trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift
 // the injected service CA and cluster trust, and the public roots (the
 // bundle replaces the JVM's and the proxy's trust stores).
-func trustRequest(cr *trustyv1.TrustyAIService, p platform, stored *corev1.ConfigMap, conflict error) trust.Request {
+func trustRequest(cr *trustyv1.TrustyAIService, p cluster, stored *corev1.ConfigMap, conflict error) trust.Request {
 	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict}
 	if p.OpenShift {
 		req.Injected = []string{serviceCAName(cr.Name), trustedCAName(cr.Name)}

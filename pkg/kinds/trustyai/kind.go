@@ -2,17 +2,16 @@ package trustyai
 
 import (
 	"context"
-	"os"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -22,29 +21,15 @@ import (
 
 // The optional APIs the chart renders into, or detects.
 var (
-	routeGVK          = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
-	serviceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
-	sccGVK            = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
-	certificateGVK    = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
+	routeGVK          = platform.Route
+	serviceMonitorGVK = platform.ServiceMonitor
+	sccGVK            = platform.SCC
+	certificateGVK    = platform.Certificate
 )
 
 // Kind is TrustyAIService for the release reconciler.
 type Kind struct {
-	// OperatorNamespace holds the settings ConfigMap.
-	OperatorNamespace string
-	// SettingsConfigMap names the settings ConfigMap in OperatorNamespace ("" for none).
-	SettingsConfigMap string
-	// Client writes the CA bundle and the proxy's binding; its reads go
-	// through the manager's label-limited cache (the rendered objects).
-	Client client.Client
-	// APIReader reads what the caches do not hold.
-	APIReader client.Reader
-	// Recorder records the CA bundle's events.
-	Recorder record.EventRecorder
-	// Capabilities tells which optional APIs the cluster serves.
-	Capabilities func() (release.Capabilities, error)
-	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
-	Environ func() []string
+	release.Deps
 }
 
 var (
@@ -74,16 +59,9 @@ func Meta() release.Meta {
 	}
 }
 
-func (k *Kind) environ() []string {
-	if k.Environ != nil {
-		return k.Environ()
-	}
-	return os.Environ()
-}
-
 // bundle is the I/O of the CR's merged CA bundle.
 func (k *Kind) bundle() release.CABundle {
-	return release.CABundle{Client: k.Client, Reader: k.APIReader, Recorder: k.Recorder, Owner: trustyv1.GroupVersion.WithKind(trustyv1.Kind)}
+	return k.Bundle(trustyv1.GroupVersion.WithKind(trustyv1.Kind))
 }
 
 // Values implements release.Kind.
@@ -113,14 +91,6 @@ func (k *Kind) Cleanup(ctx context.Context, cr *trustyv1.TrustyAIService) error 
 		return err
 	}
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
-}
-
-// SharedConfigMaps implements release.ConfigMapReader: the settings ConfigMap.
-func (k *Kind) SharedConfigMaps() []string {
-	if k.SettingsConfigMap == "" || k.OperatorNamespace == "" {
-		return nil
-	}
-	return []string{k.OperatorNamespace + "/" + k.SettingsConfigMap}
 }
 
 // ConfigMapRefs implements release.ConfigMapReader: Open Data Hub's bundle

@@ -7,7 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,13 +111,7 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 			notReady = append(notReady, c)
 		}
 	} else {
-		meta := st.Conditions[:0:0]
-		for _, c := range st.Conditions {
-			if c.Type != TypePVCAvailable {
-				meta = append(meta, c)
-			}
-		}
-		st.Conditions = meta
+		meta.RemoveStatusCondition(&st.Conditions, TypePVCAvailable)
 	}
 	route := routeCondition(o)
 	if set(route).Status != metav1.ConditionTrue {
@@ -132,13 +126,7 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 		}
 		set(db)
 	} else {
-		keep := st.Conditions[:0:0]
-		for _, c := range st.Conditions {
-			if c.Type != TypeDBAvailable {
-				keep = append(keep, c)
-			}
-		}
-		st.Conditions = keep
+		meta.RemoveStatusCondition(&st.Conditions, TypeDBAvailable)
 	}
 	set(tlsCondition(o.TLSMode))
 	set(status.TrustCondition(o.Trust))
@@ -270,19 +258,19 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 	}
 	var err error
 	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = getOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+		if o.Deployment, err = release.GetOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
 			return err
 		}
 	}
 	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.UsesClaim {
-		if o.Claim, err = getOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
+		if o.Claim, err = release.GetOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
 			return err
 		}
 	}
 	if name := obs.Find("Route"); name != "" {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(routeGVK)
-		if o.Route, err = getOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
+		if o.Route, err = release.GetOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
 			return err
 		}
 	}
@@ -299,18 +287,4 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 	}
 	cr.Status = computeStatus(cr.Status, o)
 	return nil
-}
-
-// getOptional reads an object; it returns nil without error when it does not exist.
-func getOptional[T client.Object](ctx context.Context, reader client.Reader, ns, name string, obj T) (T, error) {
-	var zero T
-	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
-	switch {
-	case err == nil:
-		return obj, nil
-	case apierrors.IsNotFound(err):
-		return zero, nil
-	default:
-		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
-	}
 }

@@ -18,14 +18,14 @@ const (
 	tlsNone        = "none"
 )
 
-// platform is what the translation knows of the target cluster.
-type platform struct {
+// cluster is what the translation knows of the target cluster.
+type cluster struct {
 	Route, ServiceMonitor, OpenShift, CertManager bool
 }
 
 // tlsMode is who creates the Secrets <name>-tls and <name>-internal:
 // OpenShift's service CA, cert-manager, or nobody.
-func (p platform) tlsMode() string {
+func (p cluster) tlsMode() string {
 	switch {
 	case p.OpenShift:
 		return tlsOpenShift
@@ -39,7 +39,7 @@ func (p platform) tlsMode() string {
 type valuesInputs struct {
 	Settings     Settings
 	CommonLabels map[string]string
-	Platform     platform
+	Platform     cluster
 	// ClaimedStorage is the size the existing PVC requests, nil when there
 	// is none; a smaller spec size is not applied (claims cannot shrink).
 	ClaimedStorage *resource.Quantity

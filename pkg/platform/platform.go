@@ -1,0 +1,18 @@
+// Package platform names the optional APIs the kinds' charts render into or
+// detect: the kinds list the ones they use in their Meta.OptionalAPIs, and
+// the operator detects them through discovery.
+package platform
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+var (
+	// Route is OpenShift's Route (a Route API can be installed anywhere).
+	Route = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
+	// ServiceMonitor is the Prometheus operator's.
+	ServiceMonitor = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+	// SCC marks OpenShift: SecurityContextConstraints exist on every
+	// OpenShift cluster and nowhere else.
+	SCC = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
+	// Certificate is cert-manager's.
+	Certificate = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
+)

@@ -1,0 +1,81 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Deps are what every kind needs from the running operator; kinds embed
+// them. The zero value (with OperatorNamespace) serves offline rendering.
+type Deps struct {
+	// Client is the manager's client: it writes, and reads the rendered
+	// objects through the label-limited cache.
+	Client client.Client
+	// APIReader reads what the caches do not hold (ConfigMaps, Routes).
+	APIReader client.Reader
+	// Recorder records events.
+	Recorder record.EventRecorder
+	// Capabilities tells which optional APIs the cluster serves.
+	Capabilities func() (Capabilities, error)
+	// OperatorNamespace and SettingsConfigMap locate the operator's settings
+	// ("" for none).
+	OperatorNamespace, SettingsConfigMap string
+	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
+	Environ func() []string
+}
+
+// Env is the process environment.
+func (d Deps) Env() []string {
+	if d.Environ != nil {
+		return d.Environ()
+	}
+	return os.Environ()
+}
+
+// SettingsData reads the operator's settings ConfigMap: its data, nil when
+// there is none.
+func (d Deps) SettingsData(ctx context.Context) (map[string]string, error) {
+	if d.SettingsConfigMap == "" || d.OperatorNamespace == "" {
+		return nil, nil
+	}
+	cm, err := GetOptional(ctx, d.APIReader, d.OperatorNamespace, d.SettingsConfigMap, &corev1.ConfigMap{})
+	if err != nil || cm == nil {
+		return nil, err
+	}
+	return cm.Data, nil
+}
+
+// SharedConfigMaps is what every CR reads, for release.ConfigMapReader: the
+// settings ConfigMap.
+func (d Deps) SharedConfigMaps() []string {
+	if d.SettingsConfigMap == "" || d.OperatorNamespace == "" {
+		return nil
+	}
+	return []string{d.OperatorNamespace + "/" + d.SettingsConfigMap}
+}
+
+// Bundle is the I/O of the merged CA bundles of CRs of the owner kind.
+func (d Deps) Bundle(owner schema.GroupVersionKind) CABundle {
+	return CABundle{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner}
+}
+
+// GetOptional reads an object; it returns nil without error when it does not exist.
+func GetOptional[T client.Object](ctx context.Context, reader client.Reader, ns, name string, obj T) (T, error) {
+	var zero T
+	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	switch {
+	case err == nil:
+		return obj, nil
+	case apierrors.IsNotFound(err):
+		return zero, nil
+	default:
+		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
+	}
+}
