@@ -11,7 +11,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A second operator process starting on settled CRs (a restart, or a new
@@ -27,15 +30,20 @@ func TestAFreshOperatorWritesNothing(t *testing.T) {
 	cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run"}
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "cas"}, PublicRoots: ptr.To(false)}
 	require.NoError(t, k8s.Create(context.Background(), cr))
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "steady-tas")))
 	waitTrust(t, ns, "steady", "BundleMerged")
 	waitPhase(t, ns, "steady", llamav1alpha1.PhaseInitializing)
+	waitTAS(t, ns, "steady-tas", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	time.Sleep(3 * reconcilePeriod)
+	settledTAS := &trustyv1.TrustyAIService{}
+	require.NoError(t, get(ns, "steady-tas", settledTAS))
 	_, depVersion, _ := podTemplate(t, ns, "steady")
 	settled := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, get(ns, "steady", settled))
 
 	var writes, releaseReads atomic.Int64
-	mgr, err := newOperator(restConfig, countingTransport{writes: &writes, releaseReads: &releaseReads}, func(o *controller.ManagerOptions) {
+	var log requestLog
+	mgr, err := newOperator(restConfig, countingTransport{writes: &writes, releaseReads: &releaseReads, log: &log}, func(o *controller.ManagerOptions) {
 		// A second manager in this process; the defaults of a real start
 		// (capabilities remembered for a minute, the sweep at start only).
 		o.SkipControllerNameValidation = true
@@ -50,11 +58,17 @@ func TestAFreshOperatorWritesNothing(t *testing.T) {
 
 	// Its first reconciles of every CR, then several periodic ones.
 	time.Sleep(10 * reconcilePeriod)
-	assert.Greater(t, releaseReads.Load(), int64(5), "the fresh operator must have reconciled")
-	assert.Zero(t, writes.Load(), "a fresh operator must not write to settled CRs or their objects")
+	assert.Greater(t, log.releaseLists(naming.ReleaseName("llsd", ns, "steady"), 0), 3, "the fresh operator must have reconciled the distribution")
+	assert.Greater(t, log.releaseLists(naming.ReleaseName("tas", ns, "steady-tas"), 0), 3, "and the TrustyAI service")
+	// Its writes about this test's namespace (other tests' CRs may still be
+	// uninstalling, and it takes part in that).
+	assert.Empty(t, log.writesAbout(ns, 0), "a fresh operator must not write to settled CRs or their objects")
 	_, depAfter, _ := podTemplate(t, ns, "steady")
 	assert.Equal(t, depVersion, depAfter, "no rollout")
 	after := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, get(ns, "steady", after))
 	assert.Equal(t, settled.ResourceVersion, after.ResourceVersion, "no status write")
+	afterTAS := &trustyv1.TrustyAIService{}
+	require.NoError(t, get(ns, "steady-tas", afterTAS))
+	assert.Equal(t, settledTAS.ResourceVersion, afterTAS.ResourceVersion, "no status write")
 }

@@ -20,7 +20,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"time"
 )
 
 // upstreamV1alpha1 is upstream's v1alpha1 sample with a status as upstream's
@@ -337,4 +340,50 @@ func patchTAS(t *testing.T, ns, name string, change func(*trustyv1.TrustyAIServi
 	orig := cr.DeepCopy()
 	change(cr)
 	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+}
+
+// Reconciling an unchanged TrustyAIService sends no write at all.
+func TestTrustyAIServiceUnchangedWritesNothing(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "quiet")))
+	waitTAS(t, ns, "quiet", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	time.Sleep(3 * reconcilePeriod)
+	before := &trustyv1.TrustyAIService{}
+	require.NoError(t, get(ns, "quiet", before))
+	mark := operatorRequests.mark()
+	time.Sleep(10 * reconcilePeriod)
+	assert.GreaterOrEqual(t, operatorRequests.releaseLists(naming.ReleaseName("tas", ns, "quiet"), mark), 5, "the CR must have been reconciled several times")
+	assert.Empty(t, operatorRequests.writesAbout(ns, mark), "reconciling an unchanged CR must send no write at all")
+	after := &trustyv1.TrustyAIService{}
+	require.NoError(t, get(ns, "quiet", after))
+	assert.Equal(t, before.ResourceVersion, after.ResourceVersion)
+}
+
+// With cert-manager's API: Certificates for <name>-tls and <name>-internal
+// from a self-signed Issuer (or the issuer of the settings), mounted by the
+// pods, and TLSAvailable says who issues them.
+func TestTrustyAIServiceCertManager(t *testing.T) {
+	installAPI(t, "cert-manager.io", "Certificate", "certificates", apiextensionsv1.NamespaceScoped)
+	installAPI(t, "cert-manager.io", "Issuer", "issuers", apiextensionsv1.NamespaceScoped)
+	t.Cleanup(func() {
+		removeAPI(t, "certificates.cert-manager.io")
+		removeAPI(t, "issuers.cert-manager.io")
+	})
+	time.Sleep(time.Second) // the suite's capability TTL is 500 ms
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "cm")))
+	waitTAS(t, ns, "cm", "TLSAvailable", metav1.ConditionTrue, "CertManager")
+	for _, name := range []string{"cm-tls", "cm-internal"} {
+		cert := &unstructured.Unstructured{}
+		cert.SetAPIVersion("cert-manager.io/v1")
+		cert.SetKind("Certificate")
+		require.NoError(t, get(ns, name, cert), name)
+		secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+		assert.Equal(t, name, secret)
+		issuer, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
+		assert.Equal(t, "cm-selfsigned", issuer)
+	}
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "cm", dep))
+	assert.Contains(t, dep.Spec.Template.Spec.Containers[1].Args, "--tls-cert-file=/etc/tls/private/tls.crt")
 }
