@@ -31,27 +31,33 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust/trusttest"
 	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 type options struct {
 	crs, configMaps, secrets, updates int
 	idle                              time.Duration
-	manager, root                     string
+	manager, root, kind               string
 	workloads                         bool
 }
 
 func main() {
 	o := options{}
-	flag.IntVar(&o.crs, "crs", 100, "LlamaStackDistributions to create")
+	flag.IntVar(&o.crs, "crs", 100, "CRs of -kind to create")
 	flag.IntVar(&o.configMaps, "configmaps", 10000, "unrelated 10 KiB ConfigMaps to add")
 	flag.IntVar(&o.secrets, "secrets", 1000, "unrelated Secrets to add")
 	flag.IntVar(&o.updates, "updates", 50, "updates of a referenced ConfigMap for the latency figure")
 	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
+	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution or TrustyAIService")
 	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
 	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
 	flag.Parse()
@@ -115,25 +121,22 @@ func run(o options) error {
 			return err
 		}
 	}
+	k, err := benchKindOf(o.kind)
+	if err != nil {
+		return err
+	}
 	// One CR reads a ConfigMap: the latency subject.
-	if err := c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "run-0"}, Data: map[string]string{"config.yaml": "version: 2\n# 0\n"}}); err != nil {
+	subject, err := k.subject(0)
+	if err != nil {
+		return err
+	}
+	if err := c.Create(ctx, subject); err != nil {
 		return err
 	}
 
 	// (iv) 100 new CRs to their Deployments.
 	start := time.Now()
-	err = parallel(o.crs, 8, func(i int) error {
-		cr := &llamav1alpha1.LlamaStackDistribution{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("llsd-%03d", i)},
-			Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
-				Distribution: llamav1alpha1.DistributionType{Name: "starter"},
-			}},
-		}
-		if i == 0 {
-			cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run-0"}
-		}
-		return c.Create(ctx, cr)
-	})
+	err = parallel(o.crs, 8, func(i int) error { return c.Create(ctx, k.cr(i)) })
 	if err != nil {
 		return err
 	}
@@ -151,7 +154,7 @@ func run(o options) error {
 	}
 	reconcile100 := time.Since(start)
 	// Let the status writes that follow the installs settle.
-	if err := waitFor(5*time.Minute, func() error { return allObserved(ctx, c, o.crs) }); err != nil {
+	if err := waitFor(5*time.Minute, func() error { return allObserved(ctx, c, k, o.crs) }); err != nil {
 		return err
 	}
 	time.Sleep(10 * time.Second)
@@ -196,22 +199,26 @@ func run(o options) error {
 	fmt.Fprintf(os.Stderr, "bench: %d updates of a referenced ConfigMap\n", o.updates)
 	var lat []time.Duration
 	for i := 1; i <= o.updates; i++ {
-		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: "run-0"}, cm); err != nil {
+		next, err := k.subject(i)
+		if err != nil {
 			return err
 		}
-		cm.Data = map[string]string{"config.yaml": fmt.Sprintf("version: 2\n# %d\n", i)}
-		want := trust.ContentHash(cm.Data, nil)
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(next), cm); err != nil {
+			return err
+		}
+		cm.Data = next.Data
+		want := k.hash(cm)
 		t0 := time.Now()
 		if err := c.Update(ctx, cm); err != nil {
 			return err
 		}
 		if err := waitForEvery(30*time.Second, 5*time.Millisecond, func() error {
 			d := &appsv1.Deployment{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: "llsd-000"}, d); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: k.deployment}, d); err != nil {
 				return err
 			}
-			if got := d.Spec.Template.Annotations[llamastack.AnnotationUserConfigHash]; got != want {
+			if got := d.Spec.Template.Annotations[k.annotation]; got != want {
 				return fmt.Errorf("hash %s", got)
 			}
 			return nil
@@ -225,7 +232,7 @@ func run(o options) error {
 
 	ratio := float64(rssNoise) / float64(rssIdle)
 	rows := []row{
-		{fmt.Sprintf("(i) RSS, %d CRs idle", o.crs), mib(rssIdle), "", ""},
+		{fmt.Sprintf("(i) RSS, %d %ss idle", o.crs, o.kind), mib(rssIdle), "", ""},
 		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
@@ -236,21 +243,101 @@ func run(o options) error {
 	return nil
 }
 
-func allObserved(ctx context.Context, c client.Client, n int) error {
-	list := &llamav1alpha1.LlamaStackDistributionList{}
+func allObserved(ctx context.Context, c client.Client, k benchKind, n int) error {
+	list := k.list()
 	if err := c.List(ctx, list, client.InNamespace("bench")); err != nil {
 		return err
 	}
 	done := 0
-	for _, cr := range list.Items {
-		if cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != "" {
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		if k.observed(o) {
 			done++
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if done < n {
 		return fmt.Errorf("%d of %d CRs have a status", done, n)
 	}
 	return nil
+}
+
+// benchKind is what the bench creates and measures for a kind.
+type benchKind struct {
+	cr func(i int) client.Object
+	// subject is the ConfigMap CR 0 reads, in its i-th content.
+	subject func(i int) (*corev1.ConfigMap, error)
+	// hash is the pod-template annotation the subject's content gives, on
+	// Deployment deployment under annotation.
+	hash                   func(*corev1.ConfigMap) string
+	deployment, annotation string
+	list                   func() client.ObjectList
+	observed               func(runtime.Object) bool
+}
+
+func benchKindOf(kind string) (benchKind, error) {
+	switch kind {
+	case "LlamaStackDistribution":
+		return benchKind{
+			cr: func(i int) client.Object {
+				cr := &llamav1alpha1.LlamaStackDistribution{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("llsd-%03d", i)},
+					Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
+						Distribution: llamav1alpha1.DistributionType{Name: "starter"},
+					}},
+				}
+				if i == 0 {
+					cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run-0"}
+				}
+				return cr
+			},
+			subject: func(i int) (*corev1.ConfigMap, error) {
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "run-0"}, Data: map[string]string{"config.yaml": fmt.Sprintf("version: 2\n# %d\n", i)}}, nil
+			},
+			hash:       func(cm *corev1.ConfigMap) string { return trust.ContentHash(cm.Data, nil) },
+			deployment: "llsd-000", annotation: llamastack.AnnotationUserConfigHash,
+			list: func() client.ObjectList { return &llamav1alpha1.LlamaStackDistributionList{} },
+			observed: func(o runtime.Object) bool {
+				cr := o.(*llamav1alpha1.LlamaStackDistribution)
+				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != ""
+			},
+		}, nil
+	case "TrustyAIService":
+		return benchKind{
+			cr: func(i int) client.Object {
+				return &trustyv1.TrustyAIService{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("tas-%03d", i)},
+					Spec: trustyv1.TrustyAIServiceSpec{
+						Storage: trustyv1.StorageSpec{Format: "PVC", Folder: "/inputs", Size: "1Gi"},
+						Data:    trustyv1.DataSpec{Filename: "data.csv", Format: "CSV"},
+						Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+					},
+				}
+			},
+			// Every service of the namespace reads Open Data Hub's bundle: a
+			// CA edit rolls them all; the figure is CR 0's.
+			subject: func(i int) (*corev1.ConfigMap, error) {
+				ca, err := trusttest.CA(fmt.Sprintf("bench %d", i))
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: trust.ODHBundle}, Data: map[string]string{"ca-bundle.crt": ca}}, err
+			},
+			hash: func(cm *corev1.ConfigMap) string {
+				b, err := trust.Merge([]trust.Source{{Name: "odh", Data: cm.Data}, {Name: "public roots", DER: trust.PublicRoots()}}, trust.Options{})
+				if err != nil {
+					return err.Error()
+				}
+				return trust.ContentHash(map[string]string{trust.BundleKey: string(b.PEM)}, nil)
+			},
+			deployment: "tas-000", annotation: trustyai.AnnotationCABundleHash,
+			list: func() client.ObjectList { return &trustyv1.TrustyAIServiceList{} },
+			observed: func(o runtime.Object) bool {
+				cr := o.(*trustyv1.TrustyAIService)
+				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != ""
+			},
+		}, nil
+	}
+	return benchKind{}, fmt.Errorf("-kind %q: LlamaStackDistribution or TrustyAIService", kind)
 }
 
 // writes sums the operator's non-read API requests from its client metrics.

@@ -17,9 +17,19 @@ import (
 // NewCA returns a PEM self-signed CA certificate, valid for a day.
 func NewCA(t testing.TB, cn string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pem, err := CA(cn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return pem
+}
+
+// CA returns a PEM self-signed CA certificate, valid for a day (for the
+// bench, which has no testing.TB).
+func CA(cn string) (string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(time.Now().UnixNano()),
@@ -32,7 +42,7 @@ func NewCA(t testing.TB, cn string) string {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), nil
 }
