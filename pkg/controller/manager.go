@@ -154,6 +154,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 			release.WithReconcilePeriod(w.Period()),
 			release.WithMaxConcurrentReconciles(w.MaxConcurrentReconciles),
 			release.WithHelmCapabilities(detector.HelmCapabilities),
+			release.WithCapabilities(detector.Capabilities, capabilityTTL(o.CapabilityTTL)),
 		)
 		if err != nil {
 			return nil, err
@@ -173,6 +174,14 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// capabilityTTL is how often optional APIs are looked for.
+func capabilityTTL(d time.Duration) time.Duration {
+	if d <= 0 {
+		return time.Minute
+	}
+	return d
 }
 
 // metricsOptions serves metrics over HTTPS (a self-signed certificate unless

@@ -31,6 +31,10 @@ type Meta struct {
 	// WarningConditions are the condition types (besides Reconciled) whose
 	// turn to False is a Warning event.
 	WarningConditions []string
+	// NamespaceWatches are optional APIs (listed in OptionalAPIs too) whose
+	// objects the kind acts on: they are watched as metadata once served,
+	// and a change reconciles every CR of the kind in the object's namespace.
+	NamespaceWatches []schema.GroupVersionKind
 }
 
 // Kind adapts one custom resource kind to the generic release reconciler.

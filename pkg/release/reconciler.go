@@ -41,6 +41,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 const (
@@ -77,6 +78,8 @@ type Reconciler struct {
 	concurrency int
 	now         func() metav1.Time
 	helmCaps    func() (*chartutil.Capabilities, error)
+	caps        func() (Capabilities, error)
+	capsPeriod  time.Duration
 
 	// refusals remembers, per CR, the values the API server refused (422), so
 	// that the same values are not sent again until the spec or an input changes.
@@ -119,6 +122,13 @@ func WithReconcilePeriod(d time.Duration) Option { return func(r *Reconciler) { 
 
 // WithMaxConcurrentReconciles sets how many CRs reconcile at once.
 func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.concurrency = n } }
+
+// WithCapabilities tells the reconciler which optional APIs are served, and
+// how often to look again (the watches of Meta.NamespaceWatches start when
+// their API appears).
+func WithCapabilities(f func() (Capabilities, error), period time.Duration) Option {
+	return func(r *Reconciler) { r.caps, r.capsPeriod = f, period }
+}
 
 // WithHelmCapabilities hands Helm the cluster's capabilities instead of
 // letting it discover every API group on each install and upgrade.
@@ -175,7 +185,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesMetadata(cm, handler.EnqueueRequestsFromMapFunc(r.configMapReaders))
 		b = b.WatchesMetadata(cm, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.meta.NewObject(), handler.OnlyControllerOwner()))
 	}
-	return b.Complete(r)
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	if len(r.meta.NamespaceWatches) == 0 {
+		return nil
+	}
+	if r.caps == nil {
+		return fmt.Errorf("reconciler: %s watches optional APIs and needs the capabilities (WithCapabilities)", r.meta.GVK.Kind)
+	}
+	return mgr.Add(&namespaceWatches{ctrl: c, mgr: mgr, r: r, gvks: r.meta.NamespaceWatches, caps: r.caps, period: r.capsPeriod, watching: map[schema.GroupVersionKind]bool{}})
 }
 
 // configMapRefIndex indexes CRs by the ConfigMaps they read ("namespace/name").
@@ -194,6 +214,11 @@ func (r *Reconciler) configMapReaders(ctx context.Context, cm client.Object) []r
 		ctrl.LoggerFrom(ctx).Error(err, "list CRs that read a ConfigMap", "configmap", cm.GetNamespace()+"/"+cm.GetName())
 		return nil
 	}
+	return requestsOf(list)
+}
+
+// requestsOf are the reconcile requests of a list's items.
+func requestsOf(list client.ObjectList) []reconcile.Request {
 	var reqs []reconcile.Request
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		if obj, ok := o.(client.Object); ok {

@@ -36,6 +36,12 @@ func installRouteAPI(t *testing.T) {
 // installAPI installs a minimal CRD of group/v1 kind.
 func installAPI(t *testing.T, group, kind, plural string, scope apiextensionsv1.ResourceScope) {
 	t.Helper()
+	installAPIVersion(t, group, "v1", kind, plural, scope)
+}
+
+// installAPIVersion installs a minimal CRD of group/version kind.
+func installAPIVersion(t *testing.T, group, version, kind, plural string, scope apiextensionsv1.ResourceScope) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 	c, err := client.New(restConfig, client.Options{Scheme: scheme})
@@ -47,7 +53,7 @@ func installAPI(t *testing.T, group, kind, plural string, scope apiextensionsv1.
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"},
 			Scope: scope,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
+				Name: version, Served: true, Storage: true,
 				Schema:       &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}},
 				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 			}},

@@ -387,3 +387,73 @@ func TestTrustyAIServiceCertManager(t *testing.T) {
 	require.NoError(t, get(ns, "cm", dep))
 	assert.Contains(t, dep.Spec.Template.Spec.Containers[1].Args, "--tls-cert-file=/etc/tls/private/tls.crt")
 }
+
+func inferenceService(ns, name, mode string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("serving.kserve.io/v1beta1")
+	u.SetKind("InferenceService")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetAnnotations(map[string]string{"serving.kserve.io/deploymentMode": mode})
+	_ = unstructured.SetNestedField(u.Object, int64(1), "spec", "predictor", "minReplicas")
+	return u
+}
+
+func logger(t *testing.T, ns, name string) map[string]any {
+	t.Helper()
+	u := inferenceService(ns, name, "")
+	require.NoError(t, get(ns, name, u))
+	l, _, _ := unstructured.NestedMap(u.Object, "spec", "predictor", "logger")
+	return l
+}
+
+// KServe's API appears after the operator started: its InferenceServices are
+// watched from then on, without a restart, and RawDeployment ones log to the
+// service by server-side apply of the logger alone; Serverless ones only with
+// kServeServerless. A logger another manager set is not forced. Deleting the
+// service gives back exactly what was applied.
+func TestTrustyAIServiceKServeWiring(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "InferenceServiceAPINotFound")
+
+	installAPIVersion(t, "serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", apiextensionsv1.NamespaceScoped)
+	t.Cleanup(func() { removeAPI(t, "inferenceservices.serving.kserve.io") })
+	require.NoError(t, k8s.Create(context.Background(), inferenceService(ns, "raw", "RawDeployment")))
+	require.NoError(t, k8s.Create(context.Background(), inferenceService(ns, "serverless", "Serverless")))
+	taken := inferenceService(ns, "taken", "RawDeployment")
+	require.NoError(t, unstructured.SetNestedMap(taken.Object, map[string]any{"mode": "all", "url": "http://elsewhere"}, "spec", "predictor", "logger"))
+	require.NoError(t, k8s.Create(context.Background(), taken))
+
+	url := "http://tas." + ns + ".svc.cluster.local"
+	eventually(t, "the RawDeployment InferenceService logs to the service", func() error {
+		if l := logger(t, ns, "raw"); l["url"] != url || l["mode"] != "all" {
+			return fmt.Errorf("logger %v", l)
+		}
+		return nil
+	})
+	assert.Nil(t, logger(t, ns, "serverless"), "Serverless only with kServeServerless")
+	assert.Equal(t, "http://elsewhere", logger(t, ns, "taken")["url"], "another manager's logger is not forced")
+	cr = waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "FieldOwnedElsewhere")
+	assert.Contains(t, tasCondition(cr, "InferenceServicesPresent").Message, "InferenceService taken")
+
+	// Once the other manager's logger is gone, the service is found.
+	require.NoError(t, k8s.Delete(context.Background(), taken))
+	waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
+	raw := inferenceService(ns, "raw", "")
+	require.NoError(t, get(ns, "raw", raw))
+	rv := raw.GetResourceVersion()
+	time.Sleep(5 * reconcilePeriod)
+	require.NoError(t, get(ns, "raw", raw))
+	assert.Equal(t, rv, raw.GetResourceVersion(), "a configured InferenceService is not written again")
+
+	require.NoError(t, k8s.Delete(context.Background(), cr))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	assert.Nil(t, logger(t, ns, "raw"), "the logger the wiring applied is given back")
+	require.NoError(t, get(ns, "raw", raw))
+	min, _, _ := unstructured.NestedInt64(raw.Object, "spec", "predictor", "minReplicas")
+	assert.Equal(t, int64(1), min, "the user's fields stay")
+	for _, m := range raw.GetManagedFields() {
+		assert.NotEqual(t, "ai-stack-operator-trustyai", m.Manager, "nothing the wiring applied stays")
+	}
+}

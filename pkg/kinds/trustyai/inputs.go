@@ -23,6 +23,8 @@ type Inputs struct {
 	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
 	// the operator's (Prepare updates it).
 	stored *corev1.ConfigMap
+	// wiring is what Prepare did to the model servers; nil before.
+	wiring *wiring
 }
 
 // Gather implements release.Kind: the operator's settings, the platform, the
@@ -98,7 +100,7 @@ func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilit
 }
 
 func inputs(s Settings, caps release.Capabilities) *Inputs {
-	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK)}
+	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK), KServe: caps.Has(inferenceServiceGVK)}
 	return &Inputs{values: valuesInputs{Settings: s, Platform: p, CommonLabels: map[string]string{release.LabelManaged: "true"}}}
 }
 

@@ -54,7 +54,8 @@ func Meta() release.Meta {
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
 		},
-		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK},
+		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK, inferenceServiceGVK},
+		NamespaceWatches:  []schema.GroupVersionKind{inferenceServiceGVK},
 		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable},
 	}
 }
@@ -82,11 +83,22 @@ func (k *Kind) Prepare(ctx context.Context, cr *trustyv1.TrustyAIService, in *In
 	if err := k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app.kubernetes.io/instance": cr.Name, "app.kubernetes.io/component": "ca-bundle"}, in.trust, in.stored); err != nil {
 		return err
 	}
-	return k.ensureProxyBinding(ctx, cr)
+	if err := k.ensureProxyBinding(ctx, cr); err != nil {
+		return err
+	}
+	w, err := k.wire(ctx, cr, in)
+	if err != nil {
+		return err
+	}
+	in.wiring = &w
+	return nil
 }
 
 // Cleanup implements release.Preparer: what Prepare wrote goes with the CR.
 func (k *Kind) Cleanup(ctx context.Context, cr *trustyv1.TrustyAIService) error {
+	if err := k.unwire(ctx, cr); err != nil {
+		return err
+	}
 	if err := k.deleteProxyBinding(ctx, cr); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // upstreamSample is upstream's v1 sample.
@@ -40,7 +41,7 @@ func sample(t *testing.T, mut func(*trustyv1.TrustyAIService)) *trustyv1.TrustyA
 	return cr
 }
 
-var defaults = Settings{ServiceImage: DefaultServiceImage, ProxyImage: DefaultProxyImage}
+var defaults = Settings{ServiceImage: DefaultServiceImage, ProxyImage: DefaultProxyImage, Wiring: true}
 
 func render1(t *testing.T, cr *trustyv1.TrustyAIService, caps release.Capabilities, trustCM string) string {
 	t.Helper()
@@ -204,13 +205,18 @@ func TestSettings(t *testing.T) {
 	assert.Equal(t, "mirror/proxy:1", s.ProxyImage)
 	s, err = ParseSettings(env, map[string]string{KeyServiceImage: " admin/tas:2\n", KeyProxyImage: "admin/proxy:2", KeyCertManagerIssuer: "ClusterIssuer/corp-ca"})
 	require.NoError(t, err)
-	assert.Equal(t, Settings{ServiceImage: "admin/tas:2", ProxyImage: "admin/proxy:2", IssuerKind: "ClusterIssuer", IssuerName: "corp-ca"}, s)
-	for _, bad := range []string{"corp-ca", "Secret/x", "Issuer/", "Issuer/a b"} {
-		_, err = ParseSettings(nil, map[string]string{KeyCertManagerIssuer: bad})
+	assert.Equal(t, Settings{ServiceImage: "admin/tas:2", ProxyImage: "admin/proxy:2", IssuerKind: "ClusterIssuer", IssuerName: "corp-ca", Wiring: true}, s)
+	s, err = ParseSettings(nil, map[string]string{KeyWiring: "disabled", KeyServerless: "enabled"})
+	require.NoError(t, err)
+	assert.False(t, s.Wiring)
+	assert.True(t, s.Serverless)
+	for key, bad := range map[string]string{KeyCertManagerIssuer + "1": "corp-ca", KeyCertManagerIssuer + "2": "Secret/x", KeyCertManagerIssuer + "3": "Issuer/", KeyCertManagerIssuer + "4": "Issuer/a b", KeyWiring: "off", KeyServerless: "yes"} {
+		key = strings.TrimRight(key, "1234")
+		_, err = ParseSettings(nil, map[string]string{key: bad})
 		var f *status.Failure
 		require.ErrorAs(t, err, &f, bad)
 		assert.Equal(t, status.ReasonInvalidOperatorSettings, f.Reason)
-		assert.Contains(t, f.Error(), KeyCertManagerIssuer)
+		assert.Contains(t, f.Error(), key)
 	}
 }
 
@@ -275,4 +281,36 @@ func TestRecheck(t *testing.T) {
 	cr.Spec.Storage.Format = trustyv1.StorageDatabase
 	assert.Equal(t, databaseRecheck, k.Recheck(cr), "Secret <name>-db-ca is looked up, not watched")
 	assert.Equal(t, databaseRecheck, release.Register[*trustyv1.TrustyAIService, *Inputs](k).Recheck(cr), "through the registry's adapter")
+}
+
+func TestWiringHelpers(t *testing.T) {
+	cr := sample(t, nil)
+	assert.Equal(t, "http://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, tlsNone), "no certificate: http")
+	assert.Equal(t, "https://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, tlsCertManager))
+	isvc := func(mode string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		if mode != "" {
+			u.SetAnnotations(map[string]string{annotationDeploymentMode: mode})
+		}
+		return u
+	}
+	assert.True(t, eligible(isvc("RawDeployment"), false))
+	assert.True(t, eligible(isvc("Standard"), false))
+	assert.False(t, eligible(isvc("Serverless"), false), "Serverless only with kServeServerless")
+	assert.False(t, eligible(isvc(""), false))
+	assert.True(t, eligible(isvc("Serverless"), true))
+
+	u := isvc("RawDeployment")
+	u.SetName("m")
+	u.SetNamespace("team-a")
+	applied := applyConfig(u, "http://x")
+	assert.Equal(t, map[string]any{
+		"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+		"metadata": map[string]any{"name": "m", "namespace": "team-a"},
+		"spec":     map[string]any{"predictor": map[string]any{"logger": map[string]any{"mode": "all", "url": "http://x"}}},
+	}, applied.Object, "the wiring applies the logger and nothing else")
+	assert.NotContains(t, applyConfig(u, "").Object, "spec", "the undo applies nothing, which gives the field back")
+	assert.False(t, ownsFields(u))
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager}})
+	assert.True(t, ownsFields(u))
 }

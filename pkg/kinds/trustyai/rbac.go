@@ -7,7 +7,9 @@ package trustyai
 // read by name without list, watch or cache (docs/security.md). Pods: list,
 // for what the kubelet says of the database Secret in DATABASE mode.
 // ClusterRoleBindings: the proxy's, by name; the operator holds the bound
-// role's permissions (token and access reviews) itself.
+// role's permissions (token and access reviews) itself. InferenceServices:
+// watched as metadata, listed, and patched by server-side apply of
+// spec.predictor.logger only (the model-server wiring).
 //
 // +kubebuilder:rbac:groups=trustyai.opendatahub.io,resources=trustyaiservices,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=trustyai.opendatahub.io,resources=trustyaiservices/status,verbs=get;update;patch
@@ -21,3 +23,4 @@ package trustyai
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates;issuers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups=serving.kserve.io,resources=inferenceservices,verbs=get;list;watch;patch

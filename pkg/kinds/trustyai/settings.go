@@ -16,6 +16,13 @@ const (
 	// certificates as Kind/name (Issuer/ca or ClusterIssuer/ca); a
 	// self-signed Issuer per service when unset.
 	KeyCertManagerIssuer = "trustyai-cert-manager-issuer"
+	// KeyServerless ("enabled" or "disabled", the default; upstream's key)
+	// points Serverless InferenceServices at the service too.
+	KeyServerless = "kServeServerless"
+	// KeyWiring ("enabled", the default, or "disabled") switches the
+	// model-server wiring: the one place the operator writes objects it did
+	// not create.
+	KeyWiring = "trustyai-model-server-wiring"
 )
 
 // The images' RELATED_IMAGE_ variables, as OLM sets them (upstream's names).
@@ -38,6 +45,9 @@ type Settings struct {
 	IssuerKind, IssuerName string
 	// ProgressDeadlineSeconds of the Deployments (the kind-neutral key).
 	ProgressDeadlineSeconds int32
+	// Wiring points model servers at the service; Serverless includes
+	// Serverless InferenceServices.
+	Wiring, Serverless bool
 }
 
 // ParseSettings reads the settings from the environment (os.Environ form)
@@ -53,6 +63,12 @@ func ParseSettings(environ []string, data map[string]string) (Settings, error) {
 		return s, err
 	}
 	if s.ProgressDeadlineSeconds, err = settings.Seconds(data, settings.KeyProgressDeadlineSeconds); err != nil {
+		return s, err
+	}
+	if s.Wiring, err = settings.Switch(data, KeyWiring, true); err != nil {
+		return s, err
+	}
+	if s.Serverless, err = settings.Switch(data, KeyServerless, false); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -54,6 +54,9 @@ type observed struct {
 	Ingress       bool
 	TLSMode       string
 	Trust         trust.Outcome
+	// Wiring is what the model-server wiring did; nil when it did not run
+	// (the condition stays as it was).
+	Wiring *wiring
 }
 
 // dbState is what the pods' containers say of the database Secret.
@@ -129,6 +132,9 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 		meta.RemoveStatusCondition(&st.Conditions, TypeDBAvailable)
 	}
 	set(tlsCondition(o.TLSMode))
+	if w := o.Wiring; w != nil {
+		set(cond(TypeInferenceServicesPresent, w.ok, w.reason, w.message))
+	}
 	set(status.TrustCondition(o.Trust))
 
 	ready := cond(status.TypeReady, true, "AllComponentsReady", "the service runs the current spec")
@@ -247,6 +253,7 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 	}
 	if in != nil {
 		o.Trust = in.trust
+		o.Wiring = in.wiring
 		o.TLSMode = in.values.Platform.tlsMode()
 	} else if caps, err := k.Capabilities(); err == nil {
 		o.TLSMode = inputs(Settings{}, caps).values.Platform.tlsMode()

@@ -20,7 +20,7 @@ const (
 
 // cluster is what the translation knows of the target cluster.
 type cluster struct {
-	Route, ServiceMonitor, OpenShift, CertManager bool
+	Route, ServiceMonitor, OpenShift, CertManager, KServe bool
 }
 
 // tlsMode is who creates the Secrets <name>-tls and <name>-internal:
