@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"fmt"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 )
 
 // clusterRole reads a ClusterRole of config/rbac.
@@ -123,4 +125,42 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the CR deleted", goneFrom(&llamav1alpha1.LlamaStackDistribution{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac"}}))
+
+	// A TrustyAIService in DATABASE mode: the metadata get of <name>-db-ca,
+	// the pods' states, and the proxy's ClusterRoleBinding to the shipped
+	// ClusterRole (config/default's name prefix applied), which the operator
+	// may create only because it holds the role's permissions itself.
+	proxy := clusterRole(t, "trustyai_proxy_role.yaml")
+	proxy.Name = "ai-stack-operator-" + proxy.Name
+	if err := k8s.Create(ctx, proxy); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tas := &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+	if err := k8s.Create(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TrustyAIService Ready", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
+			return err
+		}
+		if tas.Status.Phase != trustyv1.PhaseReady || tas.Status.ObservedGeneration != tas.Generation {
+			return fmt.Errorf("phase %q, conditions %+v", tas.Status.Phase, tas.Status.Conditions)
+		}
+		return nil
+	})
+	binding := &rbacv1.ClusterRoleBinding{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: "trustyai-proxy." + ns.Name + ".rbac-tas"}, binding); err != nil {
+		t.Fatalf("the proxy's binding: %v", err)
+	}
+	if err := k8s.Delete(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"}}))
+	eventually(t, "the binding deleted", goneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name}}))
 }
