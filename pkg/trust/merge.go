@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"maps"
@@ -60,8 +59,6 @@ type Bundle struct {
 	PEM []byte
 	// Certificates is the number of blocks in PEM.
 	Certificates int
-	// SHA256 is the hex SHA-256 of PEM.
-	SHA256 string
 	// Warnings are in input order: sources in the order given, then keys in
 	// reading order, then blocks. A certificate found more than once gets
 	// its expiry warning only at its first occurrence.
@@ -94,11 +91,9 @@ func Merge(sources []Source, opts Options) (*Bundle, error) {
 	if limit > 0 && len(out) > limit {
 		return nil, &TooLargeError{Bytes: len(out), Limit: limit}
 	}
-	sum := sha256.Sum256(out)
 	return &Bundle{
 		PEM:          out,
 		Certificates: len(m.certs),
-		SHA256:       hex.EncodeToString(sum[:]),
 		Warnings:     m.warnings,
 	}, nil
 }
