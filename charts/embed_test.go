@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
+	"maps"
 )
 
 func TestLoad(t *testing.T) {
@@ -79,8 +80,6 @@ func TestChartLongNames(t *testing.T) {
 
 // Every kind the chart renders, with every switch on, is one it declares.
 func TestChartDeclaresEveryKindItRenders(t *testing.T) {
-	c, err := Load("llama-stack-distribution")
-	require.NoError(t, err)
 	vals := map[string]any{
 		"storage":             map[string]any{"enabled": true},
 		"runConfig":           "version: 2\n",
@@ -89,9 +88,24 @@ func TestChartDeclaresEveryKindItRenders(t *testing.T) {
 		"expose":              map[string]any{"enabled": true},
 		"trust":               map[string]any{"serviceCA": true, "clusterTrustedCA": true},
 	}
-	seen := map[string]bool{}
+	var sets []map[string]any
 	for _, caps := range []map[string]any{{"route": false, "serviceMonitor": true}, {"route": true, "serviceMonitor": false}} {
-		vals["capabilities"] = caps
+		v := maps.Clone(vals)
+		v["capabilities"] = caps
+		sets = append(sets, v)
+	}
+	declaresWhatItRenders(t, "llama-stack-distribution", sets...)
+}
+
+// declaresWhatItRenders renders the chart with each set of values and checks
+// that every kind it declares is rendered by one of them, and every kind
+// rendered is declared (the guard refuses the others).
+func declaresWhatItRenders(t *testing.T, chart string, sets ...map[string]any) {
+	t.Helper()
+	c, err := Load(chart)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, vals := range sets {
 		out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "all", Namespace: "ns"})
 		require.NoError(t, err)
 		objs, err := guard.Check(out, guard.Policy{Namespace: "ns", Kinds: c.Kinds})

@@ -199,25 +199,11 @@ func TestTrustyAIEachContainerGetsTheBundle(t *testing.T) {
 }
 
 func TestTrustyAIChartDeclaresEveryKindItRenders(t *testing.T) {
-	c, err := Load("trustyai-service")
-	require.NoError(t, err)
-	seen := map[string]bool{}
-	for _, caps := range []map[string]any{
-		{"route": true, "serviceMonitor": true, "openshift": true, "certManager": false},
-		{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true},
-	} {
-		vals := map[string]any{"capabilities": caps, "trust": map[string]any{"serviceCA": true, "clusterTrustedCA": true}}
-		out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "all", Namespace: "ns"})
-		require.NoError(t, err)
-		objs, err := guard.Check(out, guard.Policy{Namespace: "ns", Kinds: c.Kinds})
-		require.NoError(t, err)
-		for _, o := range objs {
-			seen[o.GroupKind().String()] = true
-		}
-	}
-	for _, k := range c.Kinds {
-		assert.True(t, seen[k.String()], "declared kind %s is never rendered", k)
-	}
+	trust := map[string]any{"serviceCA": true, "clusterTrustedCA": true}
+	declaresWhatItRenders(t, "trustyai-service",
+		map[string]any{"trust": trust, "capabilities": map[string]any{"route": true, "serviceMonitor": true, "openshift": true, "certManager": false}},
+		map[string]any{"trust": trust, "capabilities": map[string]any{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true}},
+	)
 }
 
 func TestTrustyAIChartSchemaRejectsBadValues(t *testing.T) {

@@ -23,14 +23,19 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
-// patchCR applies a change to a CR with a merge patch.
+// patchCR applies a change to a LlamaStackDistribution with a merge patch.
 func patchCR(t *testing.T, ns, name string, change func(*llamav1alpha1.LlamaStackDistribution)) {
 	t.Helper()
-	cr := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, name, cr))
-	orig := cr.DeepCopy()
-	change(cr)
-	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+	patchObject(t, ns, name, &llamav1alpha1.LlamaStackDistribution{}, change)
+}
+
+// patchObject reads an object into obj, changes it and sends the change as a merge patch.
+func patchObject[T client.Object](t *testing.T, ns, name string, obj T, change func(T)) {
+	t.Helper()
+	require.NoError(t, get(ns, name, obj))
+	orig := obj.DeepCopyObject().(client.Object)
+	change(obj)
+	require.NoError(t, k8s.Patch(context.Background(), obj, client.MergeFrom(orig)))
 }
 
 func TestEveryObjectAndItsSwitch(t *testing.T) {

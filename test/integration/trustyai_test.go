@@ -335,11 +335,7 @@ func TestTrustyAIServiceDatabaseCA(t *testing.T) {
 
 func patchTAS(t *testing.T, ns, name string, change func(*trustyv1.TrustyAIService)) {
 	t.Helper()
-	cr := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, name, cr))
-	orig := cr.DeepCopy()
-	change(cr)
-	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
+	patchObject(t, ns, name, &trustyv1.TrustyAIService{}, change)
 }
 
 // Reconciling an unchanged TrustyAIService sends no write at all.
