@@ -453,3 +453,27 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 		assert.NotEqual(t, "ai-stack-operator-trustyai", m.Manager, "nothing the wiring applied stays")
 	}
 }
+
+// Open Data Hub's bundle reaches the service's pods as a merged bundle; a CA
+// change there rolls them by the bundle's content hash.
+func TestTrustyAIServiceTrust(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"odh-ca-bundle.crt": newCA(t, "odh-1")})))
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "trusting")))
+	waitTAS(t, ns, "trusting", "TrustReady", metav1.ConditionTrue, "BundleMerged")
+	hash := waitAnnotation(t, ns, "trusting", "configmap.hash/ca-bundle", "")
+	dep := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "trusting", dep))
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			mounted = mounted || m.Name == "ca-bundle"
+		}
+		assert.True(t, mounted, "container %s mounts the bundle", c.Name)
+	}
+	odh := &corev1.ConfigMap{}
+	require.NoError(t, get(ns, "odh-trusted-ca-bundle", odh))
+	odh.Data["odh-ca-bundle.crt"] = newCA(t, "odh-2")
+	require.NoError(t, k8s.Update(context.Background(), odh))
+	waitAnnotation(t, ns, "trusting", "configmap.hash/ca-bundle", hash)
+}
