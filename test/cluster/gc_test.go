@@ -23,6 +23,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
+	"k8s.io/client-go/util/retry"
 )
 
 var (
@@ -125,6 +126,22 @@ func waitPhase(t *testing.T, cr *llamav1alpha1.LlamaStackDistribution, phase lla
 }
 
 // goneFrom returns nil once the object does not exist.
+// update reads the CR, applies change and updates it, again on a conflict:
+// the operator may write the status between the test's read and its update.
+func update(t *testing.T, cr client.Object, change func()) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		change()
+		return k8s.Update(context.Background(), cr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func goneFrom(obj client.Object) func() error {
 	return func() error {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
@@ -167,10 +184,7 @@ func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
 	stop()
 
 	// The operator is down: remove its finalizer by hand and delete the CR.
-	cr.Finalizers = nil
-	if err := k8s.Update(ctx, cr); err != nil {
-		t.Fatal(err)
-	}
+	update(t, cr, func() { cr.Finalizers = nil })
 	if err := k8s.Delete(ctx, cr, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +232,10 @@ func TestUpdateRollsOutAndReadyFollowsThePods(t *testing.T) {
 	}
 	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1, 1)
 
-	cr.Spec.Replicas = 2
-	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/example/llama:v2"}
-	if err := k8s.Update(ctx, cr); err != nil {
-		t.Fatal(err)
-	}
+	update(t, cr, func() {
+		cr.Spec.Replicas = 2
+		cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/example/llama:v2"}
+	})
 	waitPhase(t, cr, llamav1alpha1.PhaseReady, 2, 2)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	pods, err := cs.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=upd"})

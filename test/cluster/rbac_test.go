@@ -115,10 +115,7 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 		t.Fatalf("the CA bundle: %v", err)
 	}
 
-	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "remote-vllm"}
-	if err := k8s.Update(ctx, cr); err != nil {
-		t.Fatal(err)
-	}
+	update(t, cr, func() { cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "remote-vllm"} })
 	waitPhase(t, cr, llamav1alpha1.PhaseReady, 2)
 
 	if err := k8s.Delete(ctx, cr); err != nil {

@@ -170,10 +170,10 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 	assert.Len(t, releaseRecordsOf(t, "tas", ns, "trustyai-service"), 1)
 
 	// replicas are honoured and every edit rolls out.
-	require.NoError(t, get(ns, "trustyai-service", cr))
-	cr.Spec.Replicas = ptr.To[int32](2)
-	cr.Spec.Metrics.Schedule = "10s"
-	require.NoError(t, k8s.Update(context.Background(), cr))
+	patchTAS(t, ns, "trustyai-service", func(cr *trustyv1.TrustyAIService) {
+		cr.Spec.Replicas = ptr.To[int32](2)
+		cr.Spec.Metrics.Schedule = "10s"
+	})
 	eventually(t, "the edit rolled out", func() error {
 		if err := get(ns, "trustyai-service", dep); err != nil {
 			return err
@@ -284,8 +284,7 @@ func TestTrustyAIServiceCoexistsWithUpstream(t *testing.T) {
 		}
 		return nil
 	})
-	got.Finalizers = nil
-	require.NoError(t, k8s.Update(context.Background(), got))
+	patchTAS(t, ns, "old", func(cr *trustyv1.TrustyAIService) { cr.Finalizers = nil })
 }
 
 // DATABASE mode: Secret <name>-db-ca, once it exists, is mounted and the
