@@ -157,10 +157,10 @@ func TestUserObjectsOfOurNamesSurvive(t *testing.T) {
 
 	// Without a CA source the bundle's name is not needed; the chart's
 	// ConfigMap still is, and the gate refuses the whole manifest.
-	require.NoError(t, get(ns, "clash", got))
-	got.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{PublicRoots: ptrTo(false)}
-	got.Spec.Replicas = 2
-	require.NoError(t, k8s.Update(context.Background(), got))
+	patchCR(t, ns, "clash", func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{PublicRoots: ptrTo(false)}
+		cr.Spec.Replicas = 2
+	})
 	got = waitCondition(t, ns, "clash", status.TypeReconciled, metav1.ConditionFalse, "NameConflict")
 	assert.Contains(t, condition(got, status.TypeReconciled).Message, "ConfigMap "+ns+"/clash-config")
 	assert.True(t, apierrors.IsNotFound(get(ns, "clash", &appsv1.Deployment{})), "nothing is applied")
@@ -280,9 +280,10 @@ func TestRefusedChildIsInvalidSpecAndNotResent(t *testing.T) {
 	assert.Equal(t, recs[0].ResourceVersion, again[0].ResourceVersion, "the refused values are not sent again")
 
 	// Fixing the spec applies it.
-	got.Spec.Server.PodOverrides.Volumes[0].Name = "data"
-	got.Spec.Server.PodOverrides.VolumeMounts[0].Name = "data"
-	require.NoError(t, k8s.Update(context.Background(), got))
+	patchCR(t, ns, "refused", func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Server.PodOverrides.Volumes[0].Name = "data"
+		cr.Spec.Server.PodOverrides.VolumeMounts[0].Name = "data"
+	})
 	waitCondition(t, ns, "refused", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 }
 
