@@ -100,8 +100,12 @@ func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilit
 }
 
 func inputs(s Settings, caps release.Capabilities) *Inputs {
-	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK), KServe: caps.Has(inferenceServiceGVK)}
-	return &Inputs{values: valuesInputs{Settings: s, Platform: p, CommonLabels: map[string]string{release.LabelManaged: "true"}}}
+	return &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
+}
+
+// clusterOf is what the translation knows of a cluster with these capabilities.
+func clusterOf(caps release.Capabilities) cluster {
+	return cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK), KServe: caps.Has(inferenceServiceGVK)}
 }
 
 // trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift

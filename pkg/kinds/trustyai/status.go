@@ -256,7 +256,7 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 		o.Wiring = in.wiring
 		o.TLSMode = in.values.Platform.tlsMode()
 	} else if caps, err := k.Capabilities(); err == nil {
-		o.TLSMode = inputs(Settings{}, caps).values.Platform.tlsMode()
+		o.TLSMode = clusterOf(caps).tlsMode()
 	}
 	if o.UsesClaim {
 		if q, err := resource.ParseQuantity(cr.Spec.Storage.Size); err == nil {
