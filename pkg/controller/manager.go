@@ -155,6 +155,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 			release.WithMaxConcurrentReconciles(w.MaxConcurrentReconciles),
 			release.WithHelmCapabilities(detector.HelmCapabilities),
 			release.WithCapabilities(detector.Capabilities, capabilityTTL(o.CapabilityTTL)),
+			release.WithNamespaces(o.Namespaces),
 		)
 		if err != nil {
 			return nil, err

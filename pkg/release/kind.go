@@ -31,10 +31,22 @@ type Meta struct {
 	// WarningConditions are the condition types (besides Reconciled) whose
 	// turn to False is a Warning event.
 	WarningConditions []string
-	// NamespaceWatches are optional APIs (listed in OptionalAPIs too) whose
-	// objects the kind acts on: they are watched as metadata once served,
-	// and a change reconciles every CR of the kind in the object's namespace.
-	NamespaceWatches []schema.GroupVersionKind
+	// NamespaceWatches are the objects, not rendered by the chart, that the
+	// kind's CRs act on (model servers): they are watched as metadata, and a
+	// change reconciles every CR of the kind in the object's namespace, as
+	// does a CR's deletion.
+	NamespaceWatches []NamespaceWatch
+}
+
+// NamespaceWatch is one kind of object a kind's CRs act on.
+type NamespaceWatch struct {
+	// GVK of the objects. One listed in Meta.OptionalAPIs is watched from the
+	// moment the cluster serves it, without a restart.
+	GVK schema.GroupVersionKind
+	// Labels, when set, limit the watch to the objects that carry them,
+	// through a metadata cache of their own (the manager's cache of a kind
+	// the chart renders holds only the operator's objects).
+	Labels map[string]string
 }
 
 // Kind adapts one custom resource kind to the generic release reconciler.

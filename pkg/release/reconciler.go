@@ -80,6 +80,7 @@ type Reconciler struct {
 	helmCaps    func() (*chartutil.Capabilities, error)
 	caps        func() (Capabilities, error)
 	capsPeriod  time.Duration
+	namespaces  []string
 
 	// refusals remembers, per CR, the values the API server refused (422), so
 	// that the same values are not sent again until the spec or an input changes.
@@ -129,6 +130,10 @@ func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.
 func WithCapabilities(f func() (Capabilities, error), period time.Duration) Option {
 	return func(r *Reconciler) { r.caps, r.capsPeriod = f, period }
 }
+
+// WithNamespaces names the namespaces the manager watches (all when empty),
+// for the caches of labelled namespace watches.
+func WithNamespaces(ns []string) Option { return func(r *Reconciler) { r.namespaces = ns } }
 
 // WithHelmCapabilities hands Helm the cluster's capabilities instead of
 // letting it discover every API group on each install and upgrade.
@@ -185,6 +190,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesMetadata(cm, handler.EnqueueRequestsFromMapFunc(r.configMapReaders))
 		b = b.WatchesMetadata(cm, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.meta.NewObject(), handler.OnlyControllerOwner()))
 	}
+	if len(r.meta.NamespaceWatches) > 0 {
+		b = b.Watches(r.meta.NewObject(), r.peersOnDelete())
+	}
 	c, err := b.Build(r)
 	if err != nil {
 		return err
@@ -193,9 +201,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return nil
 	}
 	if r.caps == nil {
-		return fmt.Errorf("reconciler: %s watches optional APIs and needs the capabilities (WithCapabilities)", r.meta.GVK.Kind)
+		return fmt.Errorf("reconciler: %s watches the objects its CRs act on and needs the capabilities (WithCapabilities)", r.meta.GVK.Kind)
 	}
-	return mgr.Add(&namespaceWatches{ctrl: c, mgr: mgr, r: r, gvks: r.meta.NamespaceWatches, caps: r.caps, period: r.capsPeriod, watching: map[schema.GroupVersionKind]bool{}})
+	optional := map[schema.GroupVersionKind]bool{}
+	for _, gvk := range r.meta.OptionalAPIs {
+		optional[gvk] = true
+	}
+	return mgr.Add(&namespaceWatches{ctrl: c, mgr: mgr, r: r, watches: r.meta.NamespaceWatches, optional: optional, namespaces: r.namespaces, caps: r.caps, period: r.capsPeriod, watching: map[int]bool{}})
 }
 
 // configMapRefIndex indexes CRs by the ConfigMaps they read ("namespace/name").
@@ -286,6 +298,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch err := r.kind.Prepare(ctx, obj, inputs); {
 		case errors.As(err, &failure):
 			obs.Failure = &status.Failure{Reason: failure.Reason, Message: err.Error()}
+		case apierrors.IsForbidden(err):
+			// Retrying with backoff would not say why nothing happens.
+			obs.Failure = &status.Failure{Reason: status.ReasonOperatorForbidden, Message: err.Error() + ": the operator's installation does not allow what this resource needs (docs/security.md lists its permissions)"}
 		case err != nil:
 			return ctrl.Result{}, err
 		default:
@@ -314,9 +329,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// An apply error is returned so that the work is retried with backoff;
 	// an invalid spec waits for the user to change it; a name conflict is
 	// looked at again soon, since the user may rename or delete the object
-	// in the way (which no watch of the operator sees).
+	// in the way (which no watch of the operator sees), and so is a refused
+	// write (the administrator fixes the installation, which no watch sees).
 	after := r.period
-	if obs.Failure != nil && (obs.Failure.Reason == status.ReasonNameConflict || obs.Failure.Reason == status.ReasonReleaseBusy) && (after == 0 || after > conflictRecheck) {
+	if obs.Failure != nil && recheckSoon[obs.Failure.Reason] && (after == 0 || after > conflictRecheck) {
 		after = conflictRecheck
 	}
 	// The kind may want to look again sooner at what no watch of the
@@ -332,7 +348,8 @@ const (
 	// replica (a leader that lost its lease but has not noticed yet) may still
 	// be working on it. Helm actions here take seconds (no --wait).
 	pendingGrace = 2 * time.Minute
-	// conflictRecheck is how soon a CR blocked by a name conflict is reconciled again.
+	// conflictRecheck is how soon a CR blocked by a name conflict (or another
+	// failure of recheckSoon) is reconciled again.
 	conflictRecheck = 30 * time.Second
 )
 
@@ -599,3 +616,7 @@ func manifestObjects(manifest string) []ObjectRef {
 	})
 	return out
 }
+
+// recheckSoon are the failures that a change no watch of the operator sees
+// resolves: they are reconciled again after conflictRecheck.
+var recheckSoon = map[string]bool{status.ReasonNameConflict: true, status.ReasonReleaseBusy: true, status.ReasonOperatorForbidden: true}

@@ -7,31 +7,38 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// namespaceWatches watches, as metadata, the objects of APIs that a kind's
-// CRs act on (Meta.NamespaceWatches: KServe's InferenceServices for
-// TrustyAIService): a change reconciles every CR of the kind in the object's
-// namespace. An API that is not served at start is watched as soon as it is
-// (checked every capability TTL), without a restart.
+// namespaceWatches watches, as metadata, the objects that a kind's CRs act on
+// (Meta.NamespaceWatches: KServe's InferenceServices and ModelMesh's
+// Deployments for TrustyAIService): a change reconciles every CR of the kind
+// in the object's namespace. An optional API that is not served at start is
+// watched as soon as it is (checked every capability TTL), without a restart.
 type namespaceWatches struct {
-	ctrl   controller.Controller
-	mgr    ctrl.Manager
-	r      *Reconciler
-	gvks   []schema.GroupVersionKind
-	caps   func() (Capabilities, error)
-	period time.Duration
+	ctrl       controller.Controller
+	mgr        ctrl.Manager
+	r          *Reconciler
+	watches    []NamespaceWatch
+	optional   map[schema.GroupVersionKind]bool
+	namespaces []string
+	caps       func() (Capabilities, error)
+	period     time.Duration
 
 	mu       sync.Mutex
-	watching map[schema.GroupVersionKind]bool
+	watching map[int]bool // index into watches
 }
 
 var _ manager.LeaderElectionRunnable = (*namespaceWatches)(nil)
@@ -54,6 +61,11 @@ func (w *namespaceWatches) Start(ctx context.Context) error {
 	}
 }
 
+// modelChanged passes what can change what a CR does to an object: its
+// spec (the generation), its annotations or its labels. Status updates of
+// the model servers, which are most of their events, do not reconcile.
+var modelChanged = predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})
+
 // startServed starts the watch of every API that is served and not watched yet.
 func (w *namespaceWatches) startServed(ctx context.Context) error {
 	caps, err := w.caps()
@@ -62,19 +74,55 @@ func (w *namespaceWatches) startServed(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, gvk := range w.gvks {
-		if w.watching[gvk] || !caps.Has(gvk) {
+	for i, nw := range w.watches {
+		if w.watching[i] || (w.optional[nw.GVK] && !caps.Has(nw.GVK)) {
 			continue
 		}
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(gvk)
-		if err := w.ctrl.Watch(source.Kind(w.mgr.GetCache(), client.Object(obj), handler.EnqueueRequestsFromMapFunc(w.r.namespaceCRs))); err != nil {
-			return fmt.Errorf("watch %s: %w", gvk.Kind, err)
+		c, err := w.cacheFor(ctx, nw)
+		if err != nil {
+			return err
 		}
-		w.watching[gvk] = true
-		ctrl.LoggerFrom(ctx).Info("watching an optional API", "kind", gvk.Kind, "group", gvk.Group)
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(nw.GVK)
+		if err := w.ctrl.Watch(source.Kind(c, client.Object(obj), handler.EnqueueRequestsFromMapFunc(w.r.namespaceCRs), modelChanged)); err != nil {
+			return fmt.Errorf("watch %s: %w", nw.GVK.Kind, err)
+		}
+		w.watching[i] = true
+		ctrl.LoggerFrom(ctx).Info("watching the objects CRs act on", "kind", nw.GVK.Kind, "group", nw.GVK.Group, "labels", nw.Labels)
 	}
 	return nil
+}
+
+// cacheFor is the manager's cache for a watch without labels, and a metadata
+// cache of the watch's own, limited to its labels, for one with: it runs
+// until ctx ends.
+func (w *namespaceWatches) cacheFor(ctx context.Context, nw NamespaceWatch) (cache.Cache, error) {
+	if len(nw.Labels) == 0 {
+		return w.mgr.GetCache(), nil
+	}
+	opts := cache.Options{
+		HTTPClient:           w.mgr.GetHTTPClient(),
+		Scheme:               w.mgr.GetScheme(),
+		Mapper:               w.mgr.GetRESTMapper(),
+		DefaultLabelSelector: labels.SelectorFromSet(nw.Labels),
+		DefaultTransform:     cache.TransformStripManagedFields(),
+	}
+	if len(w.namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range w.namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	c, err := cache.New(w.mgr.GetConfig(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("cache of %s labelled %v: %w", nw.GVK.Kind, nw.Labels, err)
+	}
+	go func() {
+		if err := c.Start(ctx); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "cache of the objects CRs act on", "kind", nw.GVK.Kind)
+		}
+	}()
+	return c, nil
 }
 
 // namespaceCRs maps an object to every CR of the kind in its namespace.
@@ -85,4 +133,17 @@ func (r *Reconciler) namespaceCRs(ctx context.Context, obj client.Object) []reco
 		return nil
 	}
 	return requestsOf(list)
+}
+
+// peersOnDelete reconciles the CRs of a namespace when one of them is gone:
+// the objects they act on may change hands (one CR per namespace wires the
+// model servers, and the next takes over).
+func (r *Reconciler) peersOnDelete() handler.EventHandler {
+	return handler.Funcs{
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			for _, req := range r.namespaceCRs(ctx, e.Object) {
+				q.Add(req)
+			}
+		},
+	}
 }

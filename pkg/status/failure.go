@@ -12,6 +12,10 @@ const (
 	ReasonReleaseBusy = "ReleaseBusy"
 	// ReasonInvalidOperatorSettings: the administrator must fix the operator's settings.
 	ReasonInvalidOperatorSettings = "InvalidOperatorSettings"
+	// ReasonOperatorForbidden: the API server refuses the operator a write
+	// its installation should allow (a missing role, a changed ClusterRole):
+	// the administrator must fix the installation.
+	ReasonOperatorForbidden = "OperatorForbidden"
 )
 
 // Failure is a problem the user (or the administrator) fixes: it is

@@ -2,21 +2,26 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"fmt"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 )
@@ -75,6 +80,17 @@ func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
 	return cfg
 }
 
+// installProxyRole installs the ClusterRole the proxies are bound to, as
+// config/default names it.
+func installProxyRole(t *testing.T, ctx context.Context) {
+	t.Helper()
+	proxy := clusterRole(t, "trustyai_proxy_role.yaml")
+	proxy.Name = "ai-stack-operator-" + proxy.Name
+	if err := k8s.Create(ctx, proxy); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
 // The operator's lifecycle (create, update, Ready with pods, delete) with
 // exactly the permissions config/rbac grants: a permission the code needs and
 // the ClusterRole lacks fails this test.
@@ -127,11 +143,7 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	// the pods' states, and the proxy's ClusterRoleBinding to the shipped
 	// ClusterRole (config/default's name prefix applied), which the operator
 	// may create only because it holds the role's permissions itself.
-	proxy := clusterRole(t, "trustyai_proxy_role.yaml")
-	proxy.Name = "ai-stack-operator-" + proxy.Name
-	if err := k8s.Create(ctx, proxy); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	installProxyRole(t, ctx)
 	tas := &trustyv1.TrustyAIService{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"},
 		Spec: trustyv1.TrustyAIServiceSpec{
@@ -160,4 +172,156 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	}
 	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"}}))
 	eventually(t, "the binding deleted", goneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name}}))
+}
+
+// ModelMesh's Deployments are wired with exactly the operator's permissions,
+// through the labelled watch alone (the reconcile period is ten minutes):
+// one made after the service is Ready gets the payload processor within
+// seconds and rolls out with it; the service's deletion gives it back.
+func TestModelMeshWiringWithTheOperatorsOwnPermissions(t *testing.T) {
+	ctx := context.Background()
+	cfg := operatorConfig(t, ctx)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rbac-modelmesh"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	installProxyRole(t, ctx)
+	stop := runManager(t, cfg, nil)
+	defer stop()
+	tas := &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+	if err := k8s.Create(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TrustyAIService finds no model server", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(tas.Status.Conditions, "InferenceServicesPresent"); c == nil || c.Reason != "InferenceServiceAPINotFound" {
+			return fmt.Errorf("conditions %+v", tas.Status.Conditions)
+		}
+		return nil
+	})
+
+	labels := map[string]string{"modelmesh-service": "modelmesh-serving", "name": "modelmesh-serving-ovms"}
+	mm := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "modelmesh-serving-ovms", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					// Pod Security's restricted profile, which the cluster enforces.
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers:      []corev1.Container{restricted("rest-proxy", "kserve/rest-proxy"), restricted("mm", "kserve/modelmesh")},
+				},
+			},
+		},
+	}
+	start := time.Now()
+	if err := k8s.Create(ctx, mm); err != nil {
+		t.Fatal(err)
+	}
+	want := "http://tas." + ns.Name + ".svc/consumer/kserve/v2"
+	eventually(t, "the ModelMesh pods run with the payload processor", func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(ns.Name), client.MatchingLabels(labels)); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && envOf(p.Spec.Containers, "mm", "MM_PAYLOAD_PROCESSORS") == want {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d pods, none running with %s", len(pods.Items), want)
+	})
+	t.Logf("a ModelMesh Deployment made later runs with the processor after %s", time.Since(start).Round(time.Millisecond))
+
+	if err := k8s.Delete(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mm), mm); err != nil {
+		t.Fatal(err)
+	}
+	if v := envOf(mm.Spec.Template.Spec.Containers, "mm", "MM_PAYLOAD_PROCESSORS"); v != "" {
+		t.Errorf("MM_PAYLOAD_PROCESSORS %q stays after the service's deletion", v)
+	}
+}
+
+// restricted is a container that Pod Security's restricted profile admits.
+func restricted(name, image string) corev1.Container {
+	return corev1.Container{Name: name, Image: image, SecurityContext: &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}}
+}
+
+// envOf is the value of a container's environment variable.
+func envOf(cs []corev1.Container, container, name string) string {
+	for _, c := range cs {
+		for _, e := range c.Env {
+			if c.Name == container && e.Name == name {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
+// Without the ClusterRole the proxies are bound to, the API server refuses
+// the operator the binding: the CR says so (OperatorForbidden, naming the
+// manifest to install) instead of retrying in silence, and recovers once the
+// administrator installs it.
+func TestMissingProxyRoleIsReported(t *testing.T) {
+	ctx := context.Background()
+	cfg := operatorConfig(t, ctx)
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "ai-stack-operator-trustyai-proxy"}}
+	if err := k8s.Delete(ctx, role); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	defer installProxyRole(t, ctx)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rbac-no-proxy-role"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	stop := runManager(t, cfg, nil)
+	defer stop()
+	tas := &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+	if err := k8s.Create(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	provisioned := func(st metav1.ConditionStatus, reason string) func() error {
+		return func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
+				return err
+			}
+			if c := meta.FindStatusCondition(tas.Status.Conditions, "ProvisioningSucceeded"); c == nil || c.Status != st || c.Reason != reason {
+				return fmt.Errorf("conditions %+v", tas.Status.Conditions)
+			}
+			return nil
+		}
+	}
+	eventually(t, "ProvisioningSucceeded=False OperatorForbidden", provisioned(metav1.ConditionFalse, "OperatorForbidden"))
+	msg := meta.FindStatusCondition(tas.Status.Conditions, "ProvisioningSucceeded").Message
+	if !strings.Contains(msg, "config/rbac/trustyai_proxy_role.yaml") {
+		t.Errorf("the message does not name the manifest to install: %s", msg)
+	}
+	installProxyRole(t, ctx)
+	eventually(t, "ProvisioningSucceeded=True once the role exists", provisioned(metav1.ConditionTrue, "ReleaseApplied"))
+	if err := k8s.Delete(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
 }

@@ -2,10 +2,12 @@ package trustyai
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,8 +17,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"time"
 )
 
 // The optional APIs the chart renders into, or detects.
@@ -30,6 +30,8 @@ var (
 // Kind is TrustyAIService for the release reconciler.
 type Kind struct {
 	release.Deps
+	// budget bounds the wiring's writes to each model server.
+	budget writeBudget
 }
 
 var (
@@ -54,8 +56,11 @@ func Meta() release.Meta {
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
 		},
-		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK, inferenceServiceGVK},
-		NamespaceWatches:  []schema.GroupVersionKind{inferenceServiceGVK},
+		OptionalAPIs: []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK, inferenceServiceGVK},
+		NamespaceWatches: []release.NamespaceWatch{
+			{GVK: inferenceServiceGVK},
+			{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Labels: ModelMeshLabels},
+		},
 		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable},
 	}
 }
@@ -122,13 +127,17 @@ const (
 	databaseRecheck = 2 * time.Minute
 )
 
-// Recheck implements release.Rechecker.
+// Recheck implements release.Rechecker; while another controller reverts
+// the model-server wiring, again when the write budget's window has passed.
 func (*Kind) Recheck(cr *trustyv1.TrustyAIService) time.Duration {
 	if c := meta.FindStatusCondition(cr.Status.Conditions, TypeRouteAvailable); c != nil && c.Status == metav1.ConditionFalse {
 		return routeRecheck
 	}
 	if cr.Spec.Storage.Format == trustyv1.StorageDatabase {
 		return databaseRecheck
+	}
+	if c := meta.FindStatusCondition(cr.Status.Conditions, TypeInferenceServicesPresent); c != nil && c.Reason == ReasonRevertedByAnother {
+		return wiringWindow
 	}
 	return 0
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // upstreamSample is upstream's v1 sample.
@@ -281,36 +280,7 @@ func TestRecheck(t *testing.T) {
 	cr.Spec.Storage.Format = trustyv1.StorageDatabase
 	assert.Equal(t, databaseRecheck, k.Recheck(cr), "Secret <name>-db-ca is looked up, not watched")
 	assert.Equal(t, databaseRecheck, release.Register[*trustyv1.TrustyAIService, *Inputs](k).Recheck(cr), "through the registry's adapter")
-}
-
-func TestWiringHelpers(t *testing.T) {
-	cr := sample(t, nil)
-	assert.Equal(t, "http://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, tlsNone), "no certificate: http")
-	assert.Equal(t, "https://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, tlsCertManager))
-	isvc := func(mode string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		if mode != "" {
-			u.SetAnnotations(map[string]string{annotationDeploymentMode: mode})
-		}
-		return u
-	}
-	assert.True(t, eligible(isvc("RawDeployment"), false))
-	assert.True(t, eligible(isvc("Standard"), false))
-	assert.False(t, eligible(isvc("Serverless"), false), "Serverless only with kServeServerless")
-	assert.False(t, eligible(isvc(""), false))
-	assert.True(t, eligible(isvc("Serverless"), true))
-
-	u := isvc("RawDeployment")
-	u.SetName("m")
-	u.SetNamespace("team-a")
-	applied := applyConfig(u, "http://x")
-	assert.Equal(t, map[string]any{
-		"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-		"metadata": map[string]any{"name": "m", "namespace": "team-a"},
-		"spec":     map[string]any{"predictor": map[string]any{"logger": map[string]any{"mode": "all", "url": "http://x"}}},
-	}, applied.Object, "the wiring applies the logger and nothing else")
-	assert.NotContains(t, applyConfig(u, "").Object, "spec", "the undo applies nothing, which gives the field back")
-	assert.False(t, ownsFields(u))
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager}})
-	assert.True(t, ownsFields(u))
+	cr.Spec.Storage.Format = trustyv1.StoragePVC
+	cr.Status.Conditions = append(cr.Status.Conditions, metav1.Condition{Type: TypeInferenceServicesPresent, Status: metav1.ConditionFalse, Reason: ReasonRevertedByAnother})
+	assert.Equal(t, wiringWindow, k.Recheck(cr), "the write budget's window, while another controller reverts the wiring")
 }

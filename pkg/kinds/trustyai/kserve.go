@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,30 +16,16 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 )
 
-// The model-server wiring is the one place the operator writes objects it
-// did not create (docs/security.md): by server-side apply, with a field
-// manager of its own, of the one field it owns, never forced, undone on
-// delete, and switchable off.
+// KServe: an InferenceService in RawDeployment or Standard mode logs its
+// inferences to the service through spec.predictor.logger.
 
 // inferenceServiceGVK is KServe's InferenceService, an optional API.
 var inferenceServiceGVK = schema.GroupVersionKind{Group: "serving.kserve.io", Version: "v1beta1", Kind: "InferenceService"}
-
-// FieldManager owns what the wiring applies to model servers.
-const FieldManager = "ai-stack-operator-trustyai"
 
 // annotationDeploymentMode is KServe's; RawDeployment and Standard get the
 // logger always, Serverless (and an InferenceService without the annotation,
 // which KServe deploys in its cluster default) only with kServeServerless.
 const annotationDeploymentMode = "serving.kserve.io/deploymentMode"
-
-// TypeInferenceServicesPresent is upstream's condition of the wiring.
-const TypeInferenceServicesPresent = "InferenceServicesPresent"
-
-// wiring is what the wiring did, for the condition.
-type wiring struct {
-	ok              bool
-	reason, message string
-}
 
 // loggerURL is where model servers send their inferences: the service's TLS
 // endpoint where it has a certificate, plain http where it has none.
@@ -62,7 +47,7 @@ func eligible(isvc *unstructured.Unstructured, serverless bool) bool {
 }
 
 // ownsFields says whether the wiring's field manager owns fields of the object.
-func ownsFields(obj *unstructured.Unstructured) bool {
+func ownsFields(obj client.Object) bool {
 	for _, m := range obj.GetManagedFields() {
 		if m.Manager == FieldManager {
 			return true
@@ -99,80 +84,58 @@ func (k *Kind) inferenceServices(ctx context.Context, ns string) ([]unstructured
 	return list.Items, nil
 }
 
-// wire points the namespace's InferenceServices at the service. An
-// InferenceService already pointed at it is not written again.
-func (k *Kind) wire(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) (wiring, error) {
-	s, p := in.values.Settings, in.values.Platform
-	switch {
-	case !s.Wiring:
-		return wiring{reason: "WiringDisabled", message: "the operator setting " + KeyWiring + " is disabled: model servers are not pointed at the service"}, nil
-	case !p.KServe:
-		return wiring{reason: "InferenceServiceAPINotFound", message: "no KServe InferenceService API on this cluster"}, nil
-	}
+// wireInferenceServices points the namespace's InferenceServices at url.
+func (k *Kind) wireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIService, url string, serverless bool) ([]outcome, error) {
 	isvcs, err := k.inferenceServices(ctx, cr.Namespace)
 	if err != nil {
-		return wiring{}, err
+		return nil, err
 	}
-	url := loggerURL(cr, p.tlsMode())
 	want := map[string]any{"mode": "all", "url": url}
-	var configured, elsewhere []string
+	var outs []outcome
 	for i := range isvcs {
 		isvc := &isvcs[i]
-		if !eligible(isvc, s.Serverless) {
+		if !eligible(isvc, serverless) {
 			if ownsFields(isvc) {
 				// No longer ours to configure (the switch went off): give it back.
-				if err := k.apply(ctx, applyConfig(isvc, "")); err != nil {
-					return wiring{}, err
+				if err := k.release(ctx, applyConfig(isvc, "")); err != nil {
+					return nil, err
 				}
 			}
 			continue
 		}
 		have, _, _ := unstructured.NestedMap(isvc.Object, "spec", "predictor", "logger")
 		if reflect.DeepEqual(have, want) {
-			configured = append(configured, isvc.GetName())
+			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName()})
 			continue
 		}
-		err := k.apply(ctx, applyConfig(isvc, url))
-		switch {
-		case apierrors.IsConflict(err):
-			elsewhere = append(elsewhere, isvc.GetName())
-		case err != nil:
-			return wiring{}, err
-		default:
-			configured = append(configured, isvc.GetName())
-			k.Recorder.Eventf(cr, corev1.EventTypeNormal, "InferenceServiceConfigured", "InferenceService %s logs its inferences to %s", isvc.GetName(), url)
+		if !k.budget.take(isvc.GetUID(), time.Now()) {
+			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName(), state: reverted, detail: revertedDetail("InferenceService", isvc.GetName(), isvc.GetManagedFields())})
+			continue
 		}
+		o, err := k.applyWired(ctx, cr, applyConfig(isvc, url), "InferenceService",
+			"clear spec.predictor.logger there to let the service receive the inferences",
+			"InferenceServiceConfigured", fmt.Sprintf("InferenceService %s logs its inferences to %s", isvc.GetName(), url))
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
 	}
-	switch {
-	case len(elsewhere) > 0:
-		return wiring{reason: "FieldOwnedElsewhere", message: fmt.Sprintf("spec.predictor.logger of InferenceService %s is set by another manager; the operator does not force it: clear it there to let the service receive the inferences", strings.Join(elsewhere, ", "))}, nil
-	case len(configured) == 0:
-		return wiring{reason: "InferenceServicesNotFound", message: "no InferenceService in the namespace logs to this service yet"}, nil
-	}
-	return wiring{ok: true, reason: "InferenceServicesFound", message: fmt.Sprintf("InferenceService %s logs its inferences to %s", strings.Join(configured, ", "), url)}, nil
+	return outs, nil
 }
 
-// unwire gives back what the wiring applied to the namespace's
-// InferenceServices: a logger set by another manager stays.
-func (k *Kind) unwire(ctx context.Context, cr *trustyv1.TrustyAIService) error {
+// unwireInferenceServices gives back the logger the wiring applied: a logger
+// set by another manager stays.
+func (k *Kind) unwireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIService) error {
 	isvcs, err := k.inferenceServices(ctx, cr.Namespace)
 	if err != nil {
 		return err
 	}
 	for i := range isvcs {
 		if ownsFields(&isvcs[i]) {
-			if err := k.apply(ctx, applyConfig(&isvcs[i], "")); client.IgnoreNotFound(err) != nil {
+			if err := k.release(ctx, applyConfig(&isvcs[i], "")); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// apply server-side applies the wiring's own fields, never forced.
-func (k *Kind) apply(ctx context.Context, u *unstructured.Unstructured) error {
-	if err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager)); err != nil {
-		return fmt.Errorf("apply to InferenceService %s: %w", u.GetName(), err)
 	}
 	return nil
 }

@@ -59,7 +59,12 @@ func (k *Kind) ensureProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIServ
 	err := k.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, have)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := k.Client.Create(ctx, want); err != nil {
+		switch err := k.Client.Create(ctx, want); {
+		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
+			// The API server's escalation check answers NotFound when the
+			// role is missing, Forbidden when the operator lacks its rules.
+			return &status.Failure{Reason: status.ReasonOperatorForbidden, Message: fmt.Sprintf("create ClusterRoleBinding %s: %v: the API server lets the operator bind ClusterRole %s only when that role exists and the operator holds its permissions; install the operator's manifests (config/rbac/trustyai_proxy_role.yaml)", want.Name, err, ProxyClusterRole)}
+		case err != nil:
 			return fmt.Errorf("create ClusterRoleBinding %s: %w", want.Name, err)
 		}
 		return nil

@@ -9,7 +9,10 @@ package trustyai
 // ClusterRoleBindings: the proxy's, by name; the operator holds the bound
 // role's permissions (token and access reviews) itself. InferenceServices:
 // watched as metadata, listed, and patched by server-side apply of
-// spec.predictor.logger only (the model-server wiring).
+// spec.predictor.logger only; ModelMesh's Deployments (the Deployment rule
+// the chart needs anyway): watched as metadata by label, listed by label,
+// and patched by server-side apply of the payload processor and the
+// certificate only (the model-server wiring).
 //
 // +kubebuilder:rbac:groups=trustyai.opendatahub.io,resources=trustyaiservices,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=trustyai.opendatahub.io,resources=trustyaiservices/status,verbs=get;update;patch
