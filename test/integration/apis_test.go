@@ -11,7 +11,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -71,6 +73,12 @@ func installAPIVersion(t *testing.T, group, version, kind, plural string, scope 
 			}
 		}
 		return fmt.Errorf("not established")
+	})
+	// Established comes a moment before the API server serves the resource.
+	eventually(t, "the "+kind+" API served", func() error {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
+		return k8s.List(context.Background(), list, client.Limit(1))
 	})
 }
 

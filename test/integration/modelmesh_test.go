@@ -10,7 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 )
@@ -171,4 +174,31 @@ func TestTrustyAIServiceModelMeshReverted(t *testing.T) {
 	assert.Contains(t, msg, "removed what the operator applied 3 times")
 	time.Sleep(5 * reconcilePeriod)
 	assert.Equal(t, "-", processorsOf(t, ns, "modelmesh-serving"), "the spent budget holds: no fourth write")
+}
+
+// The wiring's applies carry the UID of the object listed, so that one gone
+// since is never created by the apply: the API server answers with the
+// conflict the wiring's vanished() recognises.
+func TestApplyWithUIDNeverCreates(t *testing.T) {
+	ns := newNamespace(t)
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	u.SetNamespace(ns)
+	u.SetName("gone")
+	u.SetUID("0b1c7c8e-0000-4000-8000-000000000000")
+	err := k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai"))
+	require.Error(t, err)
+	assert.True(t, apierrors.IsConflict(err), "%v", err)
+	assert.Contains(t, err.Error(), "uid mismatch")
+	assert.True(t, apierrors.IsNotFound(get(ns, "gone", &appsv1.Deployment{})), "nothing was created")
+
+	// An object of its name with another UID (replaced since it was listed):
+	// refused, and left as it is.
+	require.NoError(t, k8s.Create(context.Background(), modelMeshDeployment(ns, "replaced")))
+	u.SetName("replaced")
+	err = k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai"))
+	require.Error(t, err)
+	assert.True(t, apierrors.IsInvalid(err), "%v", err)
+	assert.Contains(t, err.Error(), "metadata.uid")
 }

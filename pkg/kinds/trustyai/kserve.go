@@ -57,12 +57,15 @@ func ownsFields(obj client.Object) bool {
 }
 
 // applyConfig is what the wiring applies: the logger, or nothing (which
-// gives back every field the wiring owned).
+// gives back every field the wiring owned). The UID makes the apply a
+// precondition on the object listed, which an apply would otherwise create
+// when it is gone.
 func applyConfig(isvc *unstructured.Unstructured, url string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(inferenceServiceGVK)
 	u.SetNamespace(isvc.GetNamespace())
 	u.SetName(isvc.GetName())
+	u.SetUID(isvc.GetUID())
 	if url != "" {
 		_ = unstructured.SetNestedMap(u.Object, map[string]any{"mode": "all", "url": url}, "spec", "predictor", "logger")
 	}

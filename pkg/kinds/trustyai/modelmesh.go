@@ -129,7 +129,7 @@ func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.
 	container["env"] = env
 	cfg = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": d.Name, "namespace": d.Namespace},
+		"metadata": map[string]any{"name": d.Name, "namespace": d.Namespace, "uid": string(d.UID)},
 		"spec":     map[string]any{"template": map[string]any{"spec": podSpec}},
 	}}
 	return cfg, done && !stale(mine, allowed), ""
@@ -242,6 +242,7 @@ func (k *Kind) unwireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService
 		u.SetKind("Deployment")
 		u.SetNamespace(ds[i].Namespace)
 		u.SetName(ds[i].Name)
+		u.SetUID(ds[i].UID)
 		if err := k.release(ctx, u); err != nil {
 			return err
 		}

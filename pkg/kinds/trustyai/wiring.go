@@ -247,6 +247,9 @@ func revertedDetail(kind, name string, fields []metav1.ManagedFieldsEntry) strin
 func (k *Kind) applyWired(ctx context.Context, cr *trustyv1.TrustyAIService, u client.Object, kind, fix, eventReason, eventMessage string) (outcome, error) {
 	err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager))
 	switch {
+	case vanished(err):
+		// Deleted (or replaced) since it was listed: its event reconciles again.
+		return outcome{kind: kind, name: u.GetName(), state: unfit, detail: fmt.Sprintf("%s %s changed while it was configured; looking again", kind, u.GetName())}, nil
 	case apierrors.IsConflict(err):
 		return outcome{kind: kind, name: u.GetName(), state: ownedElsewhere, detail: fmt.Sprintf("%s %s: %s; the operator does not force it: %s", kind, u.GetName(), conflictOf(err), fix)}, nil
 	case err != nil:
@@ -269,8 +272,24 @@ func conflictOf(err error) string {
 // release server-side applies nothing, which gives back every field the
 // wiring owned on the object.
 func (k *Kind) release(ctx context.Context, u client.Object) error {
-	if err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil {
+	if err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil && !vanished(err) {
 		return fmt.Errorf("give back the wiring's fields of %s %s: %w", u.GetObjectKind().GroupVersionKind().Kind, u.GetName(), err)
 	}
 	return nil
+}
+
+// vanished says whether an apply failed on its UID precondition: the object
+// listed is gone (or was replaced by another of its name), and nothing was
+// created in its place.
+func vanished(err error) bool {
+	switch {
+	case apierrors.IsConflict(err):
+		// Gone: "uid mismatch: the provided object specified uid ..., and no
+		// existing object was found".
+		return strings.Contains(err.Error(), "uid mismatch")
+	case apierrors.IsInvalid(err):
+		// Replaced: "metadata.uid: Invalid value: ...: field is immutable".
+		return strings.Contains(err.Error(), "metadata.uid")
+	}
+	return false
 }

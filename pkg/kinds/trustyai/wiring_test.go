@@ -1,6 +1,7 @@
 package trustyai
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -8,8 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 )
@@ -59,7 +63,7 @@ func TestPlanModelMesh(t *testing.T) {
 	assert.False(t, done)
 	assert.Equal(t, map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "modelmesh-serving-ovms", "namespace": "team-a"},
+		"metadata": map[string]any{"name": "modelmesh-serving-ovms", "namespace": "team-a", "uid": "uid-1"},
 		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
 			"containers": []any{map[string]any{
 				"name": "mm",
@@ -173,14 +177,26 @@ func TestWiringHelpers(t *testing.T) {
 	u := isvc("RawDeployment")
 	u.SetName("m")
 	u.SetNamespace("team-a")
+	u.SetUID("uid-m")
 	applied := applyConfig(u, "http://x")
 	assert.Equal(t, map[string]any{
 		"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-		"metadata": map[string]any{"name": "m", "namespace": "team-a"},
+		"metadata": map[string]any{"name": "m", "namespace": "team-a", "uid": "uid-m"},
 		"spec":     map[string]any{"predictor": map[string]any{"logger": map[string]any{"mode": "all", "url": "http://x"}}},
 	}, applied.Object, "the wiring applies the logger and nothing else")
 	assert.NotContains(t, applyConfig(u, "").Object, "spec", "the undo applies nothing, which gives the field back")
 	assert.False(t, ownsFields(u))
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager}})
 	assert.True(t, ownsFields(u))
+}
+
+func TestVanished(t *testing.T) {
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	// The API server's words (pinned against a real one in
+	// test/integration's TestApplyWithUIDNeverCreates).
+	assert.True(t, vanished(apierrors.NewConflict(gr, "m", errors.New("uid mismatch: the provided object specified uid x, and no existing object was found"))))
+	assert.True(t, vanished(apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "m", field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), "x", "field is immutable")})), "replaced by another of its name")
+	assert.False(t, vanished(apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "m", field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), "x", "bad")})))
+	assert.False(t, vanished(apierrors.NewConflict(gr, "m", errors.New(`Apply failed with 1 conflict: conflict with "kubectl": .spec.predictor.logger.url`))), "a field conflict is another manager's")
+	assert.False(t, vanished(apierrors.NewNotFound(gr, "m")))
 }
