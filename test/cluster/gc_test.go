@@ -17,9 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
@@ -272,6 +274,45 @@ func TestNamespaceDeletionFinishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
+	// A TrustyAIService that wired a ModelMesh Deployment: its undo runs in
+	// a namespace that is being deleted, where nothing can be created and
+	// the Deployment may already be gone (upstream #218, #62).
+	tas := &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "doomed-tas"},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+	if err := k8s.Create(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"modelmesh-service": "modelmesh-serving", "name": "modelmesh-serving"}
+	mm := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "modelmesh-serving", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers:      []corev1.Container{restricted("mm", "kserve/modelmesh")},
+				},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, mm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ModelMesh Deployment wired", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(mm), mm); err != nil {
+			return err
+		}
+		if envOf(mm.Spec.Template.Spec.Containers, "mm", "MM_PAYLOAD_PROCESSORS") == "" {
+			return fmt.Errorf("not wired yet")
+		}
+		return nil
+	})
 	if err := k8s.Delete(ctx, ns); err != nil {
 		t.Fatal(err)
 	}

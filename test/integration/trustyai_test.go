@@ -476,3 +476,49 @@ func TestTrustyAIServiceTrust(t *testing.T) {
 	require.NoError(t, k8s.Update(context.Background(), odh))
 	waitAnnotation(t, ns, "trusting", "configmap.hash/ca-bundle", hash)
 }
+
+// The images follow the settings ConfigMap (upstream's keys) when it changes,
+// not only at start (upstream #23): the Deployment rolls to them. A broken
+// setting of this kind is reported on the CR; nothing running changes.
+func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "images")))
+	images := func() []string {
+		dep := &appsv1.Deployment{}
+		if err := get(ns, "images", dep); err != nil {
+			return []string{err.Error()}
+		}
+		var out []string
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			out = append(out, c.Name+"="+c.Image)
+		}
+		return out
+	}
+	waitImages := func(want ...string) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("images %v", want), func() error {
+			if got := images(); fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("images %v", got)
+			}
+			return nil
+		})
+	}
+	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy=quay.io/openshift/origin-kube-rbac-proxy:4.19")
+
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
+		Data:       map[string]string{"trustyaiServiceImage": "mirror.example.com/trustyai@sha256:0123", "kube-rbac-proxy": "mirror.example.com/kube-rbac-proxy:v1"},
+	}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
+	waitImages("trustyai-service=mirror.example.com/trustyai@sha256:0123", "kube-rbac-proxy=mirror.example.com/kube-rbac-proxy:v1")
+
+	cm.Data["trustyai-model-server-wiring"] = "sometimes"
+	require.NoError(t, k8s.Update(context.Background(), cm))
+	cr := waitTAS(t, ns, "images", "ProvisioningSucceeded", metav1.ConditionFalse, "InvalidOperatorSettings")
+	assert.Contains(t, tasCondition(cr, "ProvisioningSucceeded").Message, "trustyai-model-server-wiring")
+	assert.Equal(t, []string{"trustyai-service=mirror.example.com/trustyai@sha256:0123", "kube-rbac-proxy=mirror.example.com/kube-rbac-proxy:v1"}, images(), "nothing running changes")
+
+	require.NoError(t, k8s.Delete(context.Background(), cm))
+	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy=quay.io/openshift/origin-kube-rbac-proxy:4.19")
+}
