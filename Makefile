@@ -86,6 +86,10 @@ test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (contr
 bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes, reconcile time (about 5 minutes; BENCHFLAGS=-idle=30s for a quick run, -kind=TrustyAIService for the other kind).
 	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
 
+.PHONY: argocd
+argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches from the health.lua files (a unit test fails when they are stale).
+	go test ./pkg/argocd/ -run TestSnippetsUpToDate -update
+
 .PHONY: update-golden
 update-golden: ## Rewrite the golden render files from the current charts.
 	go test ./cmd/manager/ -run Golden -update
