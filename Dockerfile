@@ -1,5 +1,6 @@
-# Builds the manager. Not built in this repository's CI (no container engine);
-# `make build` compiles the same binary.
+# Builds the manager image: `make docker-build IMG=<registry>/ai-stack-operator:<tag>`.
+# Not built in this repository's CI (no container engine); `make build`
+# compiles the same binary, and cmd/manager's TestDockerfile checks this file.
 FROM golang:1.26 AS builder
 ARG VERSION=v0.1.0-dev
 WORKDIR /workspace
@@ -14,6 +15,23 @@ RUN CGO_ENABLED=0 go build -trimpath \
     -o manager ./cmd/manager
 
 FROM gcr.io/distroless/static:nonroot
+ARG VERSION=v0.1.0-dev
+# The labels OperatorHub and Red Hat's container certification read, and the
+# OCI ones registries show.
+LABEL name="ai-stack-operator" \
+      vendor="ai-stack-operator" \
+      version="${VERSION}" \
+      release="1" \
+      summary="Runs Llama Stack distributions and TrustyAI services on Kubernetes and OpenShift" \
+      description="An operator for LlamaStackDistribution (llamastack.io/v1alpha1) and TrustyAIService (trustyai.opendatahub.io/v1) with the upstream operators' APIs: typed run.yaml configuration, merged CA bundles, restarts by content hash." \
+      maintainer="ai-stack-operator maintainers" \
+      io.k8s.display-name="AI Stack Operator" \
+      io.k8s.description="Runs Llama Stack distributions and TrustyAI services on Kubernetes and OpenShift" \
+      io.openshift.tags="ai,llama-stack,trustyai,operator" \
+      org.opencontainers.image.title="ai-stack-operator" \
+      org.opencontainers.image.description="Runs Llama Stack distributions and TrustyAI services on Kubernetes and OpenShift" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.source="https://github.com/ai-stack-operator/ai-stack-operator"
 WORKDIR /
 COPY --from=builder /workspace/manager /manager
 COPY watches.yaml /watches.yaml

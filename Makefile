@@ -94,6 +94,14 @@ argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches fro
 update-golden: ## Rewrite the golden render files from the current charts.
 	go test ./cmd/manager/ -run Golden -update
 
+##@ Images (need a container engine; not run in CI)
+
+CONTAINER_TOOL ?= docker
+
+.PHONY: docker-build
+docker-build: ## Build the manager image IMG (CONTAINER_TOOL=podman for podman).
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
 ##@ Cluster
 
 .PHONY: install

@@ -522,3 +522,31 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 	require.NoError(t, k8s.Delete(context.Background(), cm))
 	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy=quay.io/openshift/origin-kube-rbac-proxy:4.19")
 }
+
+// KServe uninstalled while a service had wired its InferenceServices: the
+// CRD (and with it every InferenceService) is gone, and deleting the service
+// still finishes (upstream #218, #62: CRs stuck on the finalizer).
+func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
+	ns := newNamespace(t)
+	installAPIVersion(t, "serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", apiextensionsv1.NamespaceScoped)
+	removed := false
+	t.Cleanup(func() {
+		if !removed {
+			removeAPI(t, "inferenceservices.serving.kserve.io")
+		}
+	})
+	require.NoError(t, k8s.Create(context.Background(), inferenceService(ns, "raw", "RawDeployment")))
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	eventually(t, "the InferenceService wired", func() error {
+		if l := logger(t, ns, "raw"); l["mode"] != "all" {
+			return fmt.Errorf("logger %v", l)
+		}
+		return nil
+	})
+	removeAPI(t, "inferenceservices.serving.kserve.io")
+	removed = true
+	cr := &trustyv1.TrustyAIService{}
+	require.NoError(t, get(ns, "tas", cr))
+	require.NoError(t, k8s.Delete(context.Background(), cr))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+}
