@@ -3,9 +3,11 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 .DEFAULT_GOAL := help
 
-VERSION ?= v0.1.0-dev
-IMG ?= quay.io/ai-stack-operator/ai-stack-operator:$(VERSION)
-LDFLAGS := -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=$(VERSION)
+# The release's semantic version (the VERSION file); images are tagged v$(VERSION).
+VERSION ?= $(shell cat VERSION)
+IMG ?= quay.io/ai-stack-operator/ai-stack-operator:v$(VERSION)
+BUNDLE_IMG ?= quay.io/ai-stack-operator/ai-stack-operator-bundle:v$(VERSION)
+LDFLAGS := -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=v$(VERSION)
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 KUTTL := $(BIN)/kubectl-kuttl
@@ -52,6 +54,7 @@ generate: tools ## Generate deepcopy code.
 verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- config pkg/apis || { echo "generated files drift: run 'make manifests generate' and commit"; exit 1; }
+	@go run ./hack/bundle -version $(VERSION) -image $(IMG) -check || { echo "bundle/ is stale: run 'make bundle' and commit"; exit 1; }
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 5242880 {print $$2}'); test -z "$$big" || { echo "tracked files over 5 MiB (build output? add them to .gitignore and git rm --cached them):"; echo "$$big"; exit 1; }
 
 .PHONY: fmt
@@ -86,6 +89,11 @@ test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (contr
 bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes, reconcile time (about 5 minutes; BENCHFLAGS=-idle=30s for a quick run, -kind=TrustyAIService for the other kind).
 	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
 
+.PHONY: bundle
+bundle: manifests ## Regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/ for VERSION (the VERSION file; make bundle VERSION=x.y.z writes it).
+	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
+	go run ./hack/bundle -version $(VERSION) -image $(IMG)
+
 .PHONY: argocd
 argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches from the health.lua files (a unit test fails when they are stale).
 	go test ./pkg/argocd/ -run TestSnippetsUpToDate -update
@@ -100,7 +108,11 @@ CONTAINER_TOOL ?= docker
 
 .PHONY: docker-build
 docker-build: ## Build the manager image IMG (CONTAINER_TOOL=podman for podman).
-	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+	$(CONTAINER_TOOL) build --build-arg VERSION=v$(VERSION) -t $(IMG) .
+
+.PHONY: bundle-build
+bundle-build: bundle ## Build the OLM bundle image BUNDLE_IMG from bundle/.
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 ##@ Cluster
 

@@ -1,0 +1,86 @@
+// Command bundle writes the OLM bundle (bundle/, bundle.Dockerfile) from
+// config/, or with -check reports whether the committed one is stale.
+//
+//	go run ./hack/bundle -version 0.1.0 [-image quay.io/...:v0.1.0] [-check]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/bundle"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
+)
+
+func main() {
+	version := flag.String("version", "", "the bundle's semantic version (the VERSION file)")
+	image := flag.String("image", "", "the manager's image (quay.io/ai-stack-operator/ai-stack-operator:v<version> when empty)")
+	check := flag.Bool("check", false, "write nothing; fail when the files on disk differ")
+	flag.Parse()
+	if err := run(*version, *image, *check); err != nil {
+		fmt.Fprintln(os.Stderr, "bundle:", err)
+		os.Exit(1)
+	}
+}
+
+func run(version, image string, check bool) error {
+	files, err := bundle.Generate(bundle.Options{Root: ".", Version: version, Image: image, RelatedImages: RelatedImages()})
+	if err != nil {
+		return err
+	}
+	// Files of bundle/manifests that the generator no longer writes go.
+	want := map[string]bool{}
+	for _, f := range files {
+		want[f.Path] = true
+	}
+	stale, _ := filepath.Glob("bundle/manifests/*")
+	var drift []string
+	for _, p := range stale {
+		if !want[p] {
+			drift = append(drift, p+" (no longer generated)")
+			if !check {
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, f := range files {
+		have, err := os.ReadFile(f.Path)
+		if err == nil && bytes.Equal(have, f.Data) {
+			continue
+		}
+		drift = append(drift, f.Path)
+		if check {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.Path, f.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	if check && len(drift) > 0 {
+		return fmt.Errorf("stale: %v", drift)
+	}
+	return nil
+}
+
+// RelatedImages are the images the operator deploys: every distribution of
+// the table and TrustyAI's service and proxy, under the RELATED_IMAGE_
+// names the operator reads.
+func RelatedImages() map[string]string {
+	images := map[string]string{
+		trustyai.EnvServiceImage: trustyai.DefaultServiceImage,
+		trustyai.EnvProxyImage:   trustyai.DefaultProxyImage,
+	}
+	for name, img := range distributions.Default() {
+		images[name] = img
+	}
+	return images
+}
