@@ -54,7 +54,7 @@ generate: tools ## Generate deepcopy code.
 verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- config pkg/apis || { echo "generated files drift: run 'make manifests generate' and commit"; exit 1; }
-	@go run ./hack/bundle -version $(VERSION) -image $(IMG) -check || { echo "bundle/ is stale: run 'make bundle' and commit"; exit 1; }
+	@go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG) -check || { echo "bundle/ or catalog/ is stale: run 'make bundle' and commit"; exit 1; }
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 5242880 {print $$2}'); test -z "$$big" || { echo "tracked files over 5 MiB (build output? add them to .gitignore and git rm --cached them):"; echo "$$big"; exit 1; }
 
 .PHONY: fmt
@@ -92,7 +92,10 @@ bench: tools build ## Benchmarks on the local cluster (bare API server unless BE
 .PHONY: bundle
 bundle: manifests ## Regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/ for VERSION (the VERSION file; make bundle VERSION=x.y.z writes it).
 	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
-	go run ./hack/bundle -version $(VERSION) -image $(IMG)
+	go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG)
+
+.PHONY: catalog
+catalog: bundle ## Regenerate the file-based catalog (catalog/, catalog.Dockerfile; channel stable, the bundle as BUNDLE_IMG) with the bundle.
 
 .PHONY: argocd
 argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches from the health.lua files (a unit test fails when they are stale).
@@ -113,6 +116,12 @@ docker-build: ## Build the manager image IMG (CONTAINER_TOOL=podman for podman).
 .PHONY: bundle-build
 bundle-build: bundle ## Build the OLM bundle image BUNDLE_IMG from bundle/.
 	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+CATALOG_IMG ?= quay.io/ai-stack-operator/ai-stack-operator-catalog:v$(VERSION)
+
+.PHONY: catalog-build
+catalog-build: catalog ## Build the catalog image CATALOG_IMG (opm serving catalog/); push BUNDLE_IMG first.
+	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 ##@ Cluster
 

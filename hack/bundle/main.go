@@ -1,7 +1,8 @@
-// Command bundle writes the OLM bundle (bundle/, bundle.Dockerfile) from
-// config/, or with -check reports whether the committed one is stale.
+// Command bundle writes the OLM bundle (bundle/, bundle.Dockerfile) and the
+// file-based catalog (catalog/, catalog.Dockerfile) from config/, or with
+// -check reports whether the committed ones are stale.
 //
-//	go run ./hack/bundle -version 0.1.0 [-image quay.io/...:v0.1.0] [-check]
+//	go run ./hack/bundle -version 0.1.0 [-image ...] [-bundle-image ...] [-check]
 package main
 
 import (
@@ -19,16 +20,17 @@ import (
 func main() {
 	version := flag.String("version", "", "the bundle's semantic version (the VERSION file)")
 	image := flag.String("image", "", "the manager's image (quay.io/ai-stack-operator/ai-stack-operator:v<version> when empty)")
+	bundleImage := flag.String("bundle-image", "", "the bundle's image, as the catalog names it (quay.io/ai-stack-operator/ai-stack-operator-bundle:v<version> when empty)")
 	check := flag.Bool("check", false, "write nothing; fail when the files on disk differ")
 	flag.Parse()
-	if err := run(*version, *image, *check); err != nil {
+	if err := run(bundle.Options{Root: ".", Version: *version, Image: *image, BundleImage: *bundleImage, RelatedImages: RelatedImages()}, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
 }
 
-func run(version, image string, check bool) error {
-	files, err := bundle.Generate(bundle.Options{Root: ".", Version: version, Image: image, RelatedImages: RelatedImages()})
+func run(o bundle.Options, check bool) error {
+	files, err := bundle.Generate(o)
 	if err != nil {
 		return err
 	}
@@ -38,6 +40,8 @@ func run(version, image string, check bool) error {
 		want[f.Path] = true
 	}
 	stale, _ := filepath.Glob("bundle/manifests/*")
+	more, _ := filepath.Glob(bundle.CatalogDir + "/*/*")
+	stale = append(stale, more...)
 	var drift []string
 	for _, p := range stale {
 		if !want[p] {

@@ -48,6 +48,9 @@ type Options struct {
 	// RelatedImages are the images the operator deploys besides its own, by
 	// name (RELATED_IMAGE_<NAME> is set to each in the Deployment).
 	RelatedImages map[string]string
+	// BundleImage is the bundle's image, as the catalog names it;
+	// quay.io/ai-stack-operator/ai-stack-operator-bundle:v<Version> when empty.
+	BundleImage string
 }
 
 // File is one generated file, relative to the repository root.
@@ -64,6 +67,9 @@ func Generate(o Options) ([]File, error) {
 	}
 	if o.Image == "" {
 		o.Image = "quay.io/ai-stack-operator/ai-stack-operator:v" + v.String()
+	}
+	if o.BundleImage == "" {
+		o.BundleImage = "quay.io/ai-stack-operator/ai-stack-operator-bundle:v" + v.String()
 	}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := readYAML(filepath.Join(o.Root, "config", "manifests", "bases", Package+".clusterserviceversion.yaml"), csv); err != nil {
@@ -121,9 +127,15 @@ func Generate(o Options) ([]File, error) {
 		return nil, err
 	}
 	files = append(files, extras...)
+	cat, err := catalog(csv, crds, o.BundleImage)
+	if err != nil {
+		return nil, err
+	}
 	files = append(files,
 		File{Path: "bundle/metadata/annotations.yaml", Data: annotationsYAML()},
 		File{Path: "bundle.Dockerfile", Data: dockerfile()},
+		File{Path: CatalogDir + "/" + Package + "/catalog.yaml", Data: cat},
+		File{Path: "catalog.Dockerfile", Data: catalogDockerfile()},
 	)
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil

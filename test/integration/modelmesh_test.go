@@ -56,7 +56,16 @@ func waitProcessors(t *testing.T, ns, name, want string) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("%s's MM_PAYLOAD_PROCESSORS %q", name, want), func() error {
 		if got := processorsOf(t, ns, name); got != want {
-			return fmt.Errorf("MM_PAYLOAD_PROCESSORS %q", got)
+			// What the services say, for a failure's message.
+			var said []string
+			list := &trustyv1.TrustyAIServiceList{}
+			_ = k8s.List(context.Background(), list, client.InNamespace(ns))
+			for i := range list.Items {
+				if c := tasCondition(&list.Items[i], "InferenceServicesPresent"); c != nil {
+					said = append(said, fmt.Sprintf("%s: %s %s", list.Items[i].Name, c.Reason, c.Message))
+				}
+			}
+			return fmt.Errorf("MM_PAYLOAD_PROCESSORS %q; %v", got, said)
 		}
 		return nil
 	})
