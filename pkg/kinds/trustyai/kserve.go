@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -111,15 +112,29 @@ func (k *Kind) wireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIS
 			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName()})
 			continue
 		}
-		if !k.budget.take(isvc.GetUID(), time.Now()) {
+		const fix = "clear spec.predictor.logger there to let the service receive the inferences"
+		var ownedBy []string
+		for _, f := range []string{"url", "mode"} {
+			if have[f] != want[f] {
+				ownedBy = append(ownedBy, otherOwners(isvc.GetManagedFields(), ".spec.predictor.logger."+f)...)
+			}
+		}
+		switch {
+		case len(ownedBy) > 0:
+			// Changing what another manager owns would conflict: say so without writing.
+			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName(), state: ownedElsewhere, detail: fmt.Sprintf("InferenceService %s: spec.predictor.logger is set by %s; the operator does not force it: %s", isvc.GetName(), quoted(slices.Compact(ownedBy)), fix)})
+			continue
+		case !k.budget.allows(isvc.GetUID(), time.Now()):
 			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName(), state: reverted, detail: revertedDetail("InferenceService", isvc.GetName(), isvc.GetManagedFields())})
 			continue
 		}
-		o, err := k.applyWired(ctx, cr, applyConfig(isvc, url), "InferenceService",
-			"clear spec.predictor.logger there to let the service receive the inferences",
+		o, err := k.applyWired(ctx, cr, applyConfig(isvc, url), "InferenceService", fix,
 			"InferenceServiceConfigured", fmt.Sprintf("InferenceService %s logs its inferences to %s", isvc.GetName(), url))
 		if err != nil {
 			return nil, err
+		}
+		if o.state == configured {
+			k.budget.record(isvc.GetUID(), time.Now())
 		}
 		outs = append(outs, o)
 	}

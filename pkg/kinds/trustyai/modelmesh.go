@@ -99,7 +99,7 @@ func processors(existing, url string, solelyMine bool) string {
 // planModelMesh is the apply configuration of a ModelMesh Deployment and
 // whether the Deployment is already as wanted (then nothing is written);
 // problem says why it cannot be wired.
-func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.Unstructured, done bool, problem string) {
+func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.Unstructured, done bool, problem string, ownedBy []string) {
 	var mm *corev1.Container
 	for i := range d.Spec.Template.Spec.Containers {
 		if d.Spec.Template.Spec.Containers[i].Name == modelMeshContainer {
@@ -107,11 +107,16 @@ func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.
 		}
 	}
 	if mm == nil {
-		return nil, false, fmt.Sprintf("ModelMesh Deployment %s has no container %s to send payloads from", d.Name, modelMeshContainer)
+		return nil, false, fmt.Sprintf("ModelMesh Deployment %s has no container %s to send payloads from", d.Name, modelMeshContainer), nil
 	}
 	mine, others := ownedPaths(d.ManagedFields, true), ownedPaths(d.ManagedFields, false)
 	value := processors(envValue(mm, envPayloadProcessors), want.URL, mine[pathProcessors+".value"] && !others[pathProcessors+".value"])
 
+	if envValue(mm, envPayloadProcessors) != value {
+		// Changing a value another manager owns would conflict: say so
+		// without writing.
+		ownedBy = otherOwners(d.ManagedFields, pathProcessors+".value")
+	}
 	env := []any{map[string]any{"name": envPayloadProcessors, "value": value}}
 	container := map[string]any{"name": modelMeshContainer}
 	podSpec := map[string]any{"containers": []any{container}}
@@ -125,6 +130,9 @@ func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.
 		pathVolume := pathVolumesList + `[name="` + want.Secret + `"]`
 		allowed = append(allowed, pathCertEnv, pathCertMount, pathVolume)
 		done = done && envValue(mm, envTLSKeyCertPath) == certFile && mounted(mm, want.Secret) && hasSecretVolume(d, want.Secret)
+		if envValue(mm, envTLSKeyCertPath) != certFile {
+			ownedBy = append(ownedBy, otherOwners(d.ManagedFields, pathCertEnv+".value")...)
+		}
 	}
 	container["env"] = env
 	cfg = &unstructured.Unstructured{Object: map[string]any{
@@ -132,7 +140,7 @@ func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.
 		"metadata": map[string]any{"name": d.Name, "namespace": d.Namespace, "uid": string(d.UID)},
 		"spec":     map[string]any{"template": map[string]any{"spec": podSpec}},
 	}}
-	return cfg, done && !stale(mine, allowed), ""
+	return cfg, done && !stale(mine, allowed), "", ownedBy
 }
 
 // stale says whether the wiring owns a field it no longer wants (the
@@ -202,7 +210,8 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 	var outs []outcome
 	for i := range ds {
 		d := &ds[i]
-		cfg, done, problem := planModelMesh(d, want)
+		cfg, done, problem, ownedBy := planModelMesh(d, want)
+		fix := fmt.Sprintf("add %s to ModelMesh's payloadProcessors (ConfigMap model-serving-config), which sets the variable, and the operator finds it there", want.URL)
 		switch {
 		case problem != "":
 			outs = append(outs, outcome{kind: kind, name: d.Name, state: unfit, detail: problem})
@@ -210,15 +219,20 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 		case done:
 			outs = append(outs, outcome{kind: kind, name: d.Name})
 			continue
-		case !k.budget.take(d.UID, time.Now()):
+		case len(ownedBy) > 0:
+			outs = append(outs, outcome{kind: kind, name: d.Name, state: ownedElsewhere, detail: fmt.Sprintf("%s %s: container mm's %s is set by %s; the operator does not force it: %s", kind, d.Name, envPayloadProcessors, quoted(ownedBy), fix)})
+			continue
+		case !k.budget.allows(d.UID, time.Now()):
 			outs = append(outs, outcome{kind: kind, name: d.Name, state: reverted, detail: revertedDetail(kind, d.Name, d.ManagedFields)})
 			continue
 		}
-		o, err := k.applyWired(ctx, cr, cfg, kind,
-			fmt.Sprintf("add %s to ModelMesh's payloadProcessors (ConfigMap model-serving-config), which sets the variable, and the operator finds it there", want.URL),
+		o, err := k.applyWired(ctx, cr, cfg, kind, fix,
 			"ModelMeshConfigured", fmt.Sprintf("ModelMesh Deployment %s sends its payloads to %s", d.Name, want.URL))
 		if err != nil {
 			return nil, err
+		}
+		if o.state == configured {
+			k.budget.record(d.UID, time.Now())
 		}
 		outs = append(outs, o)
 	}
@@ -248,4 +262,13 @@ func (k *Kind) unwireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService
 		}
 	}
 	return nil
+}
+
+// quoted lists manager names as the API server's conflicts do.
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

@@ -3,6 +3,7 @@ package trustyai
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -194,14 +195,11 @@ type writeBudget struct {
 	writes map[types.UID][]time.Time
 }
 
-// take records a write to the object and reports true, or reports false
-// when the object had wiringBudget writes within wiringWindow.
-func (b *writeBudget) take(uid types.UID, now time.Time) bool {
+// allows says whether the object had fewer than wiringBudget writes within
+// wiringWindow; it forgets objects without recent writes.
+func (b *writeBudget) allows(uid types.UID, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.writes == nil {
-		b.writes = map[types.UID][]time.Time{}
-	}
 	for id, ts := range b.writes {
 		recent := ts[:0]
 		for _, t := range ts {
@@ -215,11 +213,31 @@ func (b *writeBudget) take(uid types.UID, now time.Time) bool {
 			b.writes[id] = recent
 		}
 	}
-	if len(b.writes[uid]) >= wiringBudget {
-		return false
+	return len(b.writes[uid]) < wiringBudget
+}
+
+// record counts a write that changed the object (an apply another manager's
+// ownership refused changed nothing, and is not counted).
+func (b *writeBudget) record(uid types.UID, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.writes == nil {
+		b.writes = map[types.UID][]time.Time{}
 	}
 	b.writes[uid] = append(b.writes[uid], now)
-	return true
+}
+
+// otherOwners are the managers besides the wiring's that own the field path
+// (structured-merge-diff's notation), sorted.
+func otherOwners(fields []metav1.ManagedFieldsEntry, path string) []string {
+	var out []string
+	for _, m := range fields {
+		if m.Manager != FieldManager && !slices.Contains(out, m.Manager) && ownedPaths([]metav1.ManagedFieldsEntry{m}, false)[path] {
+			out = append(out, m.Manager)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // lastWriter names the manager other than the wiring's that wrote the

@@ -58,9 +58,10 @@ func TestPlanModelMesh(t *testing.T) {
 	assert.Equal(t, modelMeshWant{URL: "http://trustyaiservice-sample.team-a.svc/consumer/kserve/v2"}, plainWant, "no certificate, no volume")
 
 	d := modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"})
-	cfg, done, problem := planModelMesh(d, tlsWant)
+	cfg, done, problem, ownedBy := planModelMesh(d, tlsWant)
 	require.Empty(t, problem)
 	assert.False(t, done)
+	assert.Empty(t, ownedBy, "nobody owns the variable (no managedFields)")
 	assert.Equal(t, map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "modelmesh-serving-ovms", "namespace": "team-a", "uid": "uid-1"},
@@ -82,13 +83,13 @@ func TestPlanModelMesh(t *testing.T) {
 	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other " + tlsWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/tls/trustyai/tls.crt"}}
 	mm.VolumeMounts = []corev1.VolumeMount{{Name: tlsWant.Secret, MountPath: "/etc/tls/trustyai", ReadOnly: true}}
 	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: tlsWant.Secret, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsWant.Secret}}}}
-	_, done, _ = planModelMesh(d, tlsWant)
+	_, done, _, _ = planModelMesh(d, tlsWant)
 	assert.True(t, done, "a configured Deployment is not written again")
 
 	// The wiring owns a certificate it no longer wants (TLS gone): written.
 	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_TLS_KEY_CERT_PATH\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`)}
 	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: plainWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/tls/trustyai/tls.crt"}}
-	cfg, done, _ = planModelMesh(d, plainWant)
+	cfg, done, _, _ = planModelMesh(d, plainWant)
 	assert.False(t, done, "a stale field of the wiring's is given back")
 	c := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	assert.NotContains(t, c, "volumes")
@@ -97,12 +98,23 @@ func TestPlanModelMesh(t *testing.T) {
 	// The wiring alone owns the variable: its earlier URL is replaced, not kept.
 	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, ownedProcessors)}
 	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: plainWant.URL}}
-	cfg, done, _ = planModelMesh(d, tlsWant)
+	cfg, done, _, _ = planModelMesh(d, tlsWant)
 	assert.False(t, done)
 	env := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["env"].([]any)
 	assert.Equal(t, tlsWant.URL, env[0].(map[string]any)["value"])
 
-	_, _, problem = planModelMesh(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "odd"}}, tlsWant)
+	// ModelMesh owns the variable: reported without a write.
+	d.ManagedFields = []metav1.ManagedFieldsEntry{owned("modelmesh-controller", ownedProcessors)}
+	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"}}
+	_, done, _, ownedBy = planModelMesh(d, plainWant)
+	assert.False(t, done)
+	assert.Equal(t, []string{"modelmesh-controller"}, ownedBy)
+	mm.Env[0].Value = "http://other " + plainWant.URL
+	_, done, _, ownedBy = planModelMesh(d, plainWant)
+	assert.True(t, done, "the owner added the processor: nothing to write")
+	assert.Empty(t, ownedBy)
+
+	_, _, problem, _ = planModelMesh(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "odd"}}, tlsWant)
 	assert.Contains(t, problem, "ModelMesh Deployment odd has no container mm")
 }
 
@@ -110,14 +122,24 @@ func TestWriteBudget(t *testing.T) {
 	var b writeBudget
 	now := time.Unix(1_000_000, 0)
 	for i := 0; i < wiringBudget; i++ {
-		assert.True(t, b.take("a", now.Add(time.Duration(i)*time.Minute)), "write %d", i+1)
+		at := now.Add(time.Duration(i) * time.Minute)
+		assert.True(t, b.allows("a", at), "write %d", i+1)
+		b.record("a", at)
 	}
-	assert.False(t, b.take("a", now.Add(3*time.Minute)), "the budget is spent within the window")
-	assert.True(t, b.take("b", now.Add(3*time.Minute)), "budgets are per object")
-	assert.True(t, b.take("a", now.Add(wiringWindow)), "the first write left the window")
-	assert.False(t, b.take("a", now.Add(wiringWindow)))
-	b.take("c", now.Add(3*wiringWindow))
-	assert.Len(t, b.writes, 1, "objects without recent writes are forgotten")
+	assert.False(t, b.allows("a", now.Add(3*time.Minute)), "the budget is spent within the window")
+	assert.True(t, b.allows("b", now.Add(3*time.Minute)), "budgets are per object")
+	assert.True(t, b.allows("a", now.Add(wiringWindow)), "the first write left the window")
+	b.record("a", now.Add(wiringWindow))
+	assert.False(t, b.allows("a", now.Add(wiringWindow)))
+	b.allows("c", now.Add(3*wiringWindow))
+	assert.Empty(t, b.writes, "objects without recent writes are forgotten")
+}
+
+func TestOtherOwners(t *testing.T) {
+	fields := []metav1.ManagedFieldsEntry{owned(FieldManager, ownedProcessors), owned("b", ownedProcessors), owned("a", ownedProcessors), owned("a", ownedProcessors), owned("c", `{"f:spec":{"f:replicas":{}}}`)}
+	assert.Equal(t, []string{"a", "b"}, otherOwners(fields, pathProcessors+".value"), "sorted, once each, the wiring's own left out")
+	assert.Empty(t, otherOwners(fields, ".spec.paused"))
+	assert.Equal(t, `"a", "b"`, quoted([]string{"a", "b"}))
 }
 
 func TestWirerOf(t *testing.T) {
