@@ -26,7 +26,7 @@ func runCommand(args []string, stderr io.Writer) error {
 	insecureMetrics := fs.Bool("metrics-insecure", false, "serve metrics over plain HTTP without authentication (local development only)")
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
-	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the in-cluster namespace)")
+	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the operator's namespace)")
 	operatorNS := fs.String("operator-namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: holds the settings ConfigMap, allowed through NetworkPolicies (default: $POD_NAMESPACE)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "name of the settings ConfigMap in the operator's namespace (image-overrides, network-policy)")
 	zapOpts := zap.Options{}
@@ -43,6 +43,11 @@ func runCommand(args []string, stderr io.Writer) error {
 	ws, err := watches.Load(*watchesFile)
 	if err != nil {
 		return err
+	}
+	if *leaderNS == "" {
+		// In a pod the operator's namespace is the in-cluster one; outside
+		// one (make run, tests) this is where the lease belongs too.
+		*leaderNS = *operatorNS
 	}
 	namespaces := watchNamespaces(os.Getenv("WATCH_NAMESPACE"))
 	cfg, err := ctrl.GetConfig()

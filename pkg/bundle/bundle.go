@@ -98,6 +98,8 @@ func Generate(o Options) ([]File, error) {
 		return nil, err
 	}
 
+	cluster, namespaced := splitByScope(clusterRole.Rules)
+
 	csv.Name = Package + ".v" + v.String()
 	csv.Spec.Version.Version = v
 	csv.Annotations["containerImage"] = o.Image
@@ -108,8 +110,8 @@ func Generate(o Options) ([]File, error) {
 		StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment,
 		StrategySpec: operatorsv1alpha1.StrategyDetailsDeployment{
 			DeploymentSpecs:    []operatorsv1alpha1.StrategyDeploymentSpec{{Name: serviceAccount, Label: deployment.Labels, Spec: deployment.Spec}},
-			ClusterPermissions: []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: serviceAccount, Rules: clusterRole.Rules}},
-			Permissions:        []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: serviceAccount, Rules: leaderRole.Rules}},
+			ClusterPermissions: []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: serviceAccount, Rules: cluster}},
+			Permissions:        []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: serviceAccount, Rules: append(namespaced, leaderRole.Rules...)}},
 		},
 	}
 	csv.Spec.RelatedImages = relatedImages(o.Image, o.RelatedImages)
@@ -139,6 +141,64 @@ func Generate(o Options) ([]File, error) {
 	)
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
+}
+
+// clusterScoped are cluster-scoped resources a ClusterRole may name. One
+// missing here would be granted as namespaced, and the install rehearsal
+// (test/cluster) fails on that.
+var clusterScoped = map[string]bool{
+	"authentication.k8s.io/tokenreviews":             true,
+	"authorization.k8s.io/subjectaccessreviews":      true,
+	"rbac.authorization.k8s.io/clusterrolebindings":  true,
+	"rbac.authorization.k8s.io/clusterroles":         true,
+	"apiextensions.k8s.io/customresourcedefinitions": true,
+	"/namespaces":        true,
+	"/nodes":             true,
+	"/persistentvolumes": true,
+	"security.openshift.io/securitycontextconstraints":             true,
+	"config.openshift.io/clusterversions":                          true,
+	"storage.k8s.io/storageclasses":                                true,
+	"admissionregistration.k8s.io/validatingwebhookconfigurations": true,
+}
+
+// splitByScope splits the operator's ClusterRole the way OLM scopes a CSV:
+// rules on cluster-scoped resources go to clusterPermissions (granted
+// cluster-wide in every install mode); rules on namespaced ones to
+// permissions, which OLM grants as Roles in the operator's namespace and in
+// each target namespace (OwnNamespace, SingleNamespace, MultiNamespace), or
+// as a ClusterRole (AllNamespaces). The operator holds no namespaced
+// permission outside the namespaces it serves.
+func splitByScope(rules []rbacv1.PolicyRule) (cluster, namespaced []rbacv1.PolicyRule) {
+	for _, r := range rules {
+		var c, n []string
+		for _, res := range r.Resources {
+			scoped := false
+			for _, g := range r.APIGroups {
+				base, _, _ := strings.Cut(res, "/")
+				scoped = scoped || clusterScoped[g+"/"+base]
+			}
+			if scoped {
+				c = append(c, res)
+			} else {
+				n = append(n, res)
+			}
+		}
+		if len(r.NonResourceURLs) > 0 {
+			cluster = append(cluster, r)
+			continue
+		}
+		if len(c) > 0 {
+			rc := *r.DeepCopy()
+			rc.Resources = c
+			cluster = append(cluster, rc)
+		}
+		if len(n) > 0 {
+			rn := *r.DeepCopy()
+			rn.Resources = n
+			namespaced = append(namespaced, rn)
+		}
+	}
+	return cluster, namespaced
 }
 
 // readYAML reads one object.

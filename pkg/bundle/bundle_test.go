@@ -15,6 +15,7 @@ import (
 	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -188,4 +189,33 @@ func TestDockerfileLabelsAreTheAnnotations(t *testing.T) {
 	for k, v := range ann.Annotations {
 		assert.True(t, bytes.Contains(df, []byte("LABEL "+k+"="+v+"\n")), "label %s", k)
 	}
+}
+
+// Rules split by the scope of their resources, a mixed rule in two.
+func TestSplitByScope(t *testing.T) {
+	cluster, namespaced := splitByScope([]rbacv1.PolicyRule{
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings", "rolebindings"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "namespaces"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"llamastack.io"}, Resources: []string{"llamastackdistributions/status"}, Verbs: []string{"patch"}},
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+	})
+	assert.Equal(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
+	}, cluster)
+	assert.Equal(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"llamastack.io"}, Resources: []string{"llamastackdistributions/status"}, Verbs: []string{"patch"}},
+	}, namespaced)
+
+	csv := committedCSV(t)
+	var granted []string
+	for _, r := range csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions[0].Rules {
+		granted = append(granted, r.Resources...)
+	}
+	assert.ElementsMatch(t, []string{"tokenreviews", "subjectaccessreviews", "clusterrolebindings"}, granted, "cluster-wide: only what is cluster-scoped")
 }

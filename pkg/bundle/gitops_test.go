@@ -1,0 +1,132 @@
+package bundle
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+)
+
+// build runs kustomize (the library) on a directory of config/gitops and
+// returns its objects as YAML documents by kind/name.
+func build(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "gitops", dir))
+	require.NoError(t, err, "kustomize build config/gitops/%s", dir)
+	out := map[string][]byte{}
+	for _, r := range res.Resources() {
+		b, err := r.AsYAML()
+		require.NoError(t, err)
+		out[r.GetKind()+"/"+r.GetName()] = b
+	}
+	return out
+}
+
+// strict decodes an object into its Go type, refusing unknown fields: the
+// schema check for the kinds we have types for.
+func strict(t *testing.T, b []byte, into any) {
+	t.Helper()
+	require.NoError(t, yaml.UnmarshalStrict(b, into), "%s", b)
+}
+
+func wave(t *testing.T, b []byte) string {
+	t.Helper()
+	obj := struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}{}
+	require.NoError(t, yaml.Unmarshal(b, &obj))
+	return obj.Metadata.Annotations["argocd.argoproj.io/sync-wave"]
+}
+
+// The GitOps examples build with kustomize, every object decodes strictly
+// into its type, the Subscription names this bundle's package, channel,
+// catalog and (Manual) CSV, and the sync waves order namespace, catalog and
+// operator group, subscription, then the CRs.
+func TestGitOpsExamples(t *testing.T) {
+	csv := committedCSV(t)
+	op := build(t, "operator")
+	require.Len(t, op, 4)
+	ns := &corev1.Namespace{}
+	strict(t, op["Namespace/ai-stack-operator-system"], ns)
+	cs := &operatorsv1alpha1.CatalogSource{}
+	strict(t, op["CatalogSource/ai-stack-operator-catalog"], cs)
+	assert.Equal(t, "quay.io/ai-stack-operator/ai-stack-operator-catalog:v"+csv.Spec.Version.String(), cs.Spec.Image, "the catalog image make catalog-build builds")
+	og := &operatorsv1.OperatorGroup{}
+	strict(t, op["OperatorGroup/ai-stack-operator"], og)
+	assert.Empty(t, og.Spec.TargetNamespaces, "AllNamespaces")
+	sub := &operatorsv1alpha1.Subscription{}
+	strict(t, op["Subscription/ai-stack-operator"], sub)
+	assert.Equal(t, Package, sub.Spec.Package)
+	assert.Equal(t, Channel, sub.Spec.Channel)
+	assert.Equal(t, cs.Name, sub.Spec.CatalogSource)
+	assert.Equal(t, cs.Namespace, sub.Spec.CatalogSourceNamespace)
+	assert.Equal(t, operatorsv1alpha1.ApprovalAutomatic, sub.Spec.InstallPlanApproval)
+	for _, o := range []string{"CatalogSource/ai-stack-operator-catalog", "OperatorGroup/ai-stack-operator", "Subscription/ai-stack-operator"} {
+		assert.Equal(t, ns.Namespace, "", "the Namespace is cluster-scoped")
+		assert.Contains(t, string(op[o]), "namespace: "+ns.Name, o)
+	}
+	nsWave, _ := strconv.Atoi(wave(t, op["Namespace/ai-stack-operator-system"]))
+	subWave, _ := strconv.Atoi(wave(t, op["Subscription/ai-stack-operator"]))
+	assert.Less(t, nsWave, subWave, "the Namespace before the Subscription")
+
+	manual := build(t, "operator-manual")
+	sub = &operatorsv1alpha1.Subscription{}
+	strict(t, manual["Subscription/ai-stack-operator"], sub)
+	assert.Equal(t, operatorsv1alpha1.ApprovalManual, sub.Spec.InstallPlanApproval)
+	assert.Equal(t, csv.Name, sub.Spec.StartingCSV, "startingCSV is this bundle's CSV")
+
+	work := build(t, "workloads")
+	kinds := map[string]int{}
+	for key, b := range work {
+		var obj interface{ GetNamespace() string }
+		switch {
+		case strings.HasPrefix(key, "LlamaStackDistribution/"):
+			llsd := &llamav1alpha1.LlamaStackDistribution{}
+			strict(t, b, llsd)
+			obj = llsd
+		case strings.HasPrefix(key, "TrustyAIService/"):
+			tas := &trustyv1.TrustyAIService{}
+			strict(t, b, tas)
+			obj = tas
+		default:
+			continue
+		}
+		kinds[strings.Split(key, "/")[0]]++
+		assert.Equal(t, "team-a", obj.GetNamespace(), key)
+		assert.Equal(t, "1", wave(t, b), key)
+		assert.Contains(t, string(b), "SkipDryRunOnMissingResource=true", key)
+	}
+	assert.Positive(t, kinds["LlamaStackDistribution"], "samples of both kinds")
+	assert.Positive(t, kinds["TrustyAIService"], "samples of both kinds")
+
+	apps := build(t, "argocd")
+	require.Len(t, apps, 2)
+	for _, b := range apps {
+		app := struct {
+			Spec struct {
+				Source struct {
+					RepoURL, TargetRevision, Path string
+				} `json:"source"`
+			} `json:"spec"`
+		}{}
+		require.NoError(t, yaml.Unmarshal(b, &app))
+		_, err := os.Stat(filepath.Join(root, app.Spec.Source.Path, "kustomization.yaml"))
+		assert.NoError(t, err, "the Application syncs a kustomization of this repository")
+	}
+}

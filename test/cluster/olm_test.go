@@ -1,0 +1,321 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+)
+
+// bundleCSV is the committed bundle's ClusterServiceVersion.
+func bundleCSV(t *testing.T) *operatorsv1alpha1.ClusterServiceVersion {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "bundle", "manifests", "ai-stack-operator.clusterserviceversion.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := yaml.Unmarshal(b, csv); err != nil {
+		t.Fatal(err)
+	}
+	return csv
+}
+
+// olmRBAC grants the ServiceAccount what OLM grants a CSV's operator in an
+// install mode: clusterPermissions as a ClusterRole; permissions as Roles in
+// the operator's namespace and in each target namespace, or as a
+// ClusterRole when the operator group targets all namespaces.
+func olmRBAC(t *testing.T, ctx context.Context, csv *operatorsv1alpha1.ClusterServiceVersion, name, opNS string, targets []string) {
+	t.Helper()
+	spec := csv.Spec.InstallStrategy.StrategySpec
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: opNS, Name: name}}
+	var objs []client.Object
+	clusterRules := func(suffix string, rules []rbacv1.PolicyRule) {
+		objs = append(objs,
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name + suffix}, Rules: rules},
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + suffix}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name + suffix}, Subjects: subject})
+	}
+	for _, p := range spec.ClusterPermissions {
+		clusterRules("-cluster", p.Rules)
+	}
+	for _, p := range spec.Permissions {
+		if len(targets) == 0 {
+			clusterRules("-all", p.Rules)
+			continue
+		}
+		namespaces := []string{opNS} // the install strategy's Roles
+		for _, ns := range targets {
+			if !slices.Contains(namespaces, ns) { // the operator group's copies
+				namespaces = append(namespaces, ns)
+			}
+		}
+		for _, ns := range namespaces {
+			objs = append(objs,
+				&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: p.Rules},
+				&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}, Subjects: subject})
+		}
+	}
+	objs = append(objs, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: name}})
+	for _, o := range objs {
+		if err := k8s.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("%T %s: %v", o, o.GetName(), err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, o := range objs {
+			_ = k8s.Delete(context.Background(), o)
+		}
+	})
+}
+
+// kubeconfigFor writes a kubeconfig that authenticates as the ServiceAccount.
+func kubeconfigFor(t *testing.T, ctx context.Context, ns, sa string) string {
+	t.Helper()
+	tok, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData, InsecureSkipTLSVerify: len(cluster.Config.CAData) == 0}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	cfg.CurrentContext = "x"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var (
+	managerOnce sync.Once
+	managerBin  string
+	managerErr  error
+)
+
+// managerBinary builds the operator's binary once per run.
+func managerBinary(t *testing.T) string {
+	t.Helper()
+	managerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "rehearsal-")
+		if err != nil {
+			managerErr = err
+			return
+		}
+		managerBin = filepath.Join(dir, "manager")
+		out, err := exec.Command("go", "build", "-o", managerBin, "../../cmd/manager").CombinedOutput()
+		if err != nil {
+			managerErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if managerErr != nil {
+		t.Fatal(managerErr)
+	}
+	return managerBin
+}
+
+// runAsCSV runs the operator's binary the way the CSV's Deployment runs it:
+// its args (bind addresses off: several run on this machine) and env, with
+// WATCH_NAMESPACE as OLM sets it from the operator group's targets and
+// POD_NAMESPACE as the pod's namespace, as the ServiceAccount.
+func runAsCSV(t *testing.T, csv *operatorsv1alpha1.ClusterServiceVersion, kubeconfig, opNS string, targets []string) (stop func()) {
+	t.Helper()
+	c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+	var args []string
+	for _, a := range c.Args {
+		switch {
+		case strings.HasPrefix(a, "--health-probe-bind-address="), strings.HasPrefix(a, "--metrics-bind-address="):
+			a = a[:strings.Index(a, "=")+1] + "0"
+		}
+		args = append(args, a)
+	}
+	cmd := exec.Command(managerBinary(t), args...)
+	cmd.Dir = filepath.Join("..", "..") // watches.yaml, as the image's working directory holds it
+	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	for _, e := range c.Env {
+		switch {
+		case e.Name == "WATCH_NAMESPACE":
+			cmd.Env = append(cmd.Env, "WATCH_NAMESPACE="+strings.Join(targets, ","))
+		case e.Name == "POD_NAMESPACE":
+			cmd.Env = append(cmd.Env, "POD_NAMESPACE="+opNS)
+		case e.ValueFrom == nil:
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
+	}
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("operator's log:\n%s", tail(logs.String(), 60))
+		}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "forbidden") {
+				t.Errorf("the operator was refused something the CSV should grant: %s", line)
+			}
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lifecycleIn runs both kinds' lifecycle in a namespace: Ready with pods,
+// then deleted with everything they made.
+func lifecycleIn(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	cr := newCR(ns, "rehearsal")
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	tas := &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rehearsal-tas"},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+	if err := k8s.Create(ctx, tas); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
+	eventually(t, "the TrustyAIService Ready in "+ns, func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
+			return err
+		}
+		if tas.Status.Phase != trustyv1.PhaseReady {
+			return fmt.Errorf("phase %q, conditions %+v", tas.Status.Phase, tas.Status.Conditions)
+		}
+		return nil
+	})
+	for _, o := range []client.Object{cr, tas} {
+		if err := k8s.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "both deleted in "+ns, func() error {
+		for _, o := range []client.Object{&llamav1alpha1.LlamaStackDistribution{ObjectMeta: cr.ObjectMeta}, &trustyv1.TrustyAIService{ObjectMeta: tas.ObjectMeta}} {
+			if err := goneFrom(o)(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// The OLM install rehearsal: for each install mode the CSV supports, the
+// operator runs as a ServiceAccount holding exactly what OLM would grant
+// from the committed bundle's CSV (clusterPermissions and permissions, scoped
+// as OLM scopes them), with the CSV Deployment's args and env, and runs both
+// kinds' lifecycle in its target namespaces. A permission the code needs and
+// the CSV lacks fails it (a refused request is logged "forbidden", or the
+// lifecycle never completes). With two target namespaces, a CR elsewhere is
+// ignored, and no cluster-wide list of namespaced objects can succeed (the
+// ServiceAccount holds only Roles for them), yet the operator's namespace
+// (settings, lease, release records) is served.
+func TestInstallRehearsalWithTheBundlesPermissions(t *testing.T) {
+	ctx := context.Background()
+	csv := bundleCSV(t)
+	supported := map[operatorsv1alpha1.InstallModeType]bool{}
+	for _, m := range csv.Spec.InstallModes {
+		supported[m.Type] = m.Supported
+	}
+	installProxyRole(t, ctx) // a bundle object: OLM creates it with the CSV
+	for _, mode := range []struct {
+		name    operatorsv1alpha1.InstallModeType
+		opNS    string
+		targets []string // nil: all namespaces
+		ignored string   // a namespace outside the targets
+	}{
+		{operatorsv1alpha1.InstallModeTypeOwnNamespace, "olm-own", []string{"olm-own"}, "olm-own-outside"},
+		{operatorsv1alpha1.InstallModeTypeSingleNamespace, "olm-single", []string{"olm-single-target"}, ""},
+		{operatorsv1alpha1.InstallModeTypeMultiNamespace, "olm-multi", []string{"olm-multi-a", "olm-multi-b"}, "olm-multi-outside"},
+		{operatorsv1alpha1.InstallModeTypeAllNamespaces, "olm-all", nil, ""},
+	} {
+		t.Run(string(mode.name), func(t *testing.T) {
+			if !supported[mode.name] {
+				t.Fatalf("the CSV does not support %s", mode.name)
+			}
+			workNS := mode.targets
+			if workNS == nil {
+				workNS = []string{"olm-all-anywhere"}
+			}
+			for _, ns := range append(append([]string{mode.opNS}, workNS...), mode.ignored) {
+				if ns == "" {
+					continue
+				}
+				if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatal(err)
+				}
+			}
+			sa := "rehearsal-" + strings.ToLower(string(mode.name))
+			olmRBAC(t, ctx, csv, sa, mode.opNS, mode.targets)
+			stop := runAsCSV(t, csv, kubeconfigFor(t, ctx, mode.opNS, sa), mode.opNS, mode.targets)
+			defer stop()
+			for _, ns := range workNS {
+				lifecycleIn(t, ctx, ns)
+			}
+			// The release records and the lease live in the operator's namespace.
+			lease := &coordinationv1.Lease{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: mode.opNS, Name: "ai-stack-operator.io"}, lease); err != nil {
+				t.Errorf("the leader election lease in %s: %v", mode.opNS, err)
+			}
+			if mode.ignored != "" {
+				outside := newCR(mode.ignored, "outside")
+				if err := k8s.Create(ctx, outside); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(3 * time.Second)
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(outside), outside); err != nil {
+					t.Fatal(err)
+				}
+				if outside.Status.Phase != "" || len(outside.Finalizers) > 0 {
+					t.Errorf("a CR outside the target namespaces was reconciled: %+v", outside.Status)
+				}
+				if err := k8s.Delete(ctx, outside); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
