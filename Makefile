@@ -38,7 +38,7 @@ test: tools manifests generate vet ## Run every test: unit, golden render, envte
 ##@ Development
 
 .PHONY: tools
-tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl and controller-gen into bin/ (cached).
+tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen and opm-validate into bin/ (cached).
 	hack/tools.sh
 
 .PHONY: manifests
@@ -74,7 +74,7 @@ render: ## Print what the operator would apply for the samples, offline (RENDER_
 	go run ./cmd/manager render -f config/samples/llamastack_v1alpha1_llamastackdistribution.yaml $(RENDER_FLAGS)
 
 .PHONY: test-unit
-test-unit: ## Unit and golden render tests (no control plane).
+test-unit: tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate).
 	go test $(GOTESTFLAGS) $$(go list ./... | grep -v /test/)
 
 .PHONY: test-integration

@@ -50,3 +50,5 @@ build kube-apiserver "$assets/kube-scheduler" k8s.io/kubernetes/cmd/kube-schedul
 build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
 build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
+# operator-registry's declarative-config validation (what `opm validate` runs), for the catalog test.
+build opm-validate "$bin/opm-validate" .
