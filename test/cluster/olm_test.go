@@ -256,6 +256,17 @@ func lifecycleIn(t *testing.T, ctx context.Context, ns string) {
 func TestInstallRehearsalWithTheBundlesPermissions(t *testing.T) {
 	ctx := context.Background()
 	csv := bundleCSV(t)
+	// The suite installed config/crd/bases; the bundle's CRDs are those files
+	// (make verify keeps them so), so the cluster holds the bundle's CRDs.
+	for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+		_, group, _ := strings.Cut(owned.Name, ".")
+		file := group + "_" + strings.Split(owned.Name, ".")[0] + ".yaml"
+		inBundle, err1 := os.ReadFile(filepath.Join("..", "..", "bundle", "manifests", file))
+		installed, err2 := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
+		if err1 != nil || err2 != nil || !bytes.Equal(inBundle, installed) {
+			t.Fatalf("the bundle's CRD %s is not the one installed (%v, %v): run make bundle", file, err1, err2)
+		}
+	}
 	supported := map[operatorsv1alpha1.InstallModeType]bool{}
 	for _, m := range csv.Spec.InstallModes {
 		supported[m.Type] = m.Supported
