@@ -32,8 +32,8 @@ demo: tools build manifests ## The local cluster, the CRDs, the operator and the
 	hack/demo.sh
 
 .PHONY: test
-test: tools manifests generate vet ## Run every test: unit, golden render, envtest integration, tests on the local cluster, kuttl e2e.
-	$(MAKE) test-unit test-integration test-e2e
+test: tools manifests generate vet ## Run every test: unit, golden render, fuzz (FUZZTIME each), envtest integration, tests on the local cluster, kuttl e2e.
+	$(MAKE) test-unit test-fuzz test-integration test-e2e
 
 ##@ Development
 
@@ -76,6 +76,16 @@ render: ## Print what the operator would apply for the samples, offline (RENDER_
 .PHONY: test-unit
 test-unit: tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate).
 	go test $(GOTESTFLAGS) $$(go list ./... | grep -v /test/)
+
+# How long test-fuzz mutates each fuzz target (make test-fuzz FUZZTIME=30m for a long run).
+FUZZTIME ?= 5s
+
+.PHONY: test-fuzz
+test-fuzz: ## Fuzz CR -> render, the run.yaml emitter and the settings parsers for FUZZTIME each (their seeds also run in test-unit).
+	go test ./cmd/manager -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/kinds/llamastack/runconfig -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/settings -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-integration
 test-integration: tools ## Envtest integration (the real manager against a real kube-apiserver and etcd) and the tests on the local cluster (GC, rollouts, RBAC, metrics, one leader).
