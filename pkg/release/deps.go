@@ -79,3 +79,17 @@ func GetOptional[T client.Object](ctx context.Context, reader client.Reader, ns,
 		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
 	}
 }
+
+// GetRendered reads an object the release renders: from the cache, and from
+// the API server when the cache does not hold it (yet: right after the
+// install created it), so that the first status a CR gets describes the
+// objects as they are and is not written again a moment later. nil without
+// error when it does not exist.
+func GetRendered[T client.Object](ctx context.Context, d Deps, ns, name string, obj T) (T, error) {
+	got, err := GetOptional(ctx, d.Client, ns, name, obj)
+	var zero T
+	if err != nil || any(got) != any(zero) || d.APIReader == nil {
+		return got, err
+	}
+	return GetOptional(ctx, d.APIReader, ns, name, obj)
+}

@@ -29,8 +29,14 @@ type Meta struct {
 	// when the cluster serves them (Route, ServiceMonitor, OpenShift's SCC).
 	OptionalAPIs []schema.GroupVersionKind
 	// WarningConditions are the condition types (besides Reconciled) whose
-	// turn to False is a Warning event.
+	// turn to False, from the start too, is a Warning event, and whose
+	// recovery a Normal one. Other conditions emit no events, but Ready's
+	// changes.
 	WarningConditions []string
+	// CreatedEvents name, by kind, an event emitted on install for each
+	// object of that kind the release creates (upstream operators' reasons,
+	// such as TrustyAI's PVCCreated).
+	CreatedEvents map[string]string
 	// NamespaceWatches are the objects, not rendered by the chart, that the
 	// kind's CRs act on (model servers): they are watched as metadata, and a
 	// change reconciles every CR of the kind in the object's namespace, as

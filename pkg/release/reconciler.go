@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +86,52 @@ type Reconciler struct {
 	// refusals remembers, per CR, the values the API server refused (422), so
 	// that the same values are not sent again until the spec or an input changes.
 	refusals sync.Map // the CR's UID -> refusal
+	// written remembers, per CR, the status last written and the
+	// resourceVersion the API server gave the CR with it.
+	written sync.Map // the CR's UID -> writtenStatus
+}
+
+// writtenStatus is a status the reconciler wrote.
+type writtenStatus struct {
+	rv     uint64
+	status string
+}
+
+// statusOf is the object's status as JSON; "" when it has none.
+func statusOf(obj client.Object) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return ""
+	}
+	b, err := json.Marshal(u["status"])
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// alreadyWritten says whether the status computed is the one the reconciler
+// last wrote, and the CR it read is older than that write: a reconcile that
+// ran before the cache saw its own status write (the finalizer's and the
+// objects' events trigger several) writes nothing, and records no
+// transitions a second time.
+func (r *Reconciler) alreadyWritten(read, computed client.Object) bool {
+	v, ok := r.written.Load(read.GetUID())
+	if !ok {
+		return false
+	}
+	w := v.(writtenStatus)
+	rv, err := strconv.ParseUint(read.GetResourceVersion(), 10, 64)
+	return err == nil && rv < w.rv && statusOf(computed) == w.status
+}
+
+// rememberWritten records the status just written.
+func (r *Reconciler) rememberWritten(obj client.Object) {
+	rv, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return // not an etcd revision: no shortcut
+	}
+	r.written.Store(obj.GetUID(), writtenStatus{rv: rv, status: statusOf(obj)})
 }
 
 // refusal is a spec the API server refused, by the digest of its values.
@@ -320,10 +367,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.kind.Status(ctx, obj, inputs, obs); err != nil {
 		return ctrl.Result{}, errors.Join(applyErr, err)
 	}
-	if !equality.Semantic.DeepEqual(orig, obj) {
+	if !equality.Semantic.DeepEqual(orig, obj) && !r.alreadyWritten(orig, obj) {
 		if err := r.client.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, errors.Join(applyErr, fmt.Errorf("update status: %w", err))
 		}
+		r.rememberWritten(obj)
 		r.recordTransitions(obj, r.kind.Conditions(orig), r.kind.Conditions(obj))
 	}
 	// An apply error is returned so that the work is retried with backoff;
@@ -511,6 +559,11 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 		return r.failed(obj, "InstallFailed", relName, err)
 	}
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
+	for _, o := range manifestObjects(rel.Manifest) {
+		if reason := r.meta.CreatedEvents[o.Kind]; reason != "" {
+			r.recorder.Eventf(obj, corev1.EventTypeNormal, reason, "created %s %s", o.Kind, o.Name)
+		}
+	}
 	return nil, nil
 }
 
@@ -576,6 +629,7 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Uninstalled", "uninstalled release %s (%d objects deleted)", relName, deleted)
 	}
 	r.refusals.Delete(obj.GetUID())
+	r.written.Delete(obj.GetUID())
 	if err := r.kind.Cleanup(ctx, obj); err != nil {
 		return fmt.Errorf("clean up: %w", err)
 	}
@@ -585,11 +639,27 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 // recordTransitions emits one event per condition whose status changed.
 func (r *Reconciler) recordTransitions(obj client.Object, before, after []metav1.Condition) {
 	for _, t := range status.Transitions(before, after) {
-		eventType := corev1.EventTypeNormal
-		if t.Condition.Status == metav1.ConditionFalse && (t.Condition.Type == status.TypeReconciled || slices.Contains(r.meta.WarningConditions, t.Condition.Type)) {
+		c := t.Condition
+		prev := meta.FindStatusCondition(before, c.Type)
+		failure := c.Type == status.TypeReconciled || slices.Contains(r.meta.WarningConditions, c.Type)
+		eventType := ""
+		switch {
+		case failure && c.Status == metav1.ConditionFalse:
+			// Something the user or the administrator must fix, from the start too.
 			eventType = corev1.EventTypeWarning
+		case failure && prev != nil:
+			// Its recovery.
+			eventType = corev1.EventTypeNormal
+		case c.Type == status.TypeReady && prev != nil:
+			// Ready changed: the server serves, or stopped serving, the spec.
+			eventType = corev1.EventTypeNormal
 		}
-		r.recorder.Eventf(obj, eventType, t.Condition.Reason, "%s is %s: %s", t.Condition.Type, t.Condition.Status, t.Condition.Message)
+		// A condition that starts out as expected, and the changes Ready's
+		// message already reports (DeploymentReady, ServiceReady, ...), are in
+		// the status only: an event is a write, and nobody acts on those.
+		if eventType != "" {
+			r.recorder.Eventf(obj, eventType, c.Reason, "%s is %s: %s", c.Type, c.Status, c.Message)
+		}
 	}
 }
 

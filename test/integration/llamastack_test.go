@@ -347,3 +347,32 @@ func TestLongNamesGiveValidChildNames(t *testing.T) {
 	assert.LessOrEqual(t, len(list.Items[0].Name), 63)
 	assert.True(t, strings.HasSuffix(list.Items[0].Name, "-service"))
 }
+
+// A new CR costs few writes: its rendered objects, the finalizer, the
+// release record, one status (the first status reads objects the cache does
+// not hold yet from the API server, so it is not rewritten a moment later),
+// and one event (Installed); conditions that start out as expected emit none
+// (seven events per CR before). The log cannot attribute the release
+// record's create (its path names no CR), so the total is one more than
+// listed. The writes are printed for the record.
+func TestNewCRWrites(t *testing.T) {
+	ns := newNamespace(t)
+	mark := operatorRequests.mark()
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "count")))
+	waitPhase(t, ns, "count", llamav1alpha1.PhaseInitializing)
+	time.Sleep(5 * reconcilePeriod)
+	writes := operatorRequests.writesAbout(ns, mark)
+	events, creates := 0, 0
+	for _, w := range writes {
+		switch {
+		case strings.Contains(w, "/events"):
+			events++
+		case strings.HasPrefix(w, "POST ") && !strings.Contains(w, "-"+ns+"."):
+			creates++ // a rendered object (not the release record)
+		}
+	}
+	t.Logf("%d writes for a new LlamaStackDistribution (%d rendered objects created, %d events):\n%s", len(writes), creates, events, strings.Join(writes, "\n"))
+	assert.Equal(t, 1, events, "one event: Installed")
+	assert.LessOrEqual(t, len(writes), creates+4, "writes <= rendered objects + 4 (issue 13's target)")
+	require.NoError(t, hasReason(t, ns, "count", "Installed"))
+}

@@ -86,19 +86,19 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	o := observe(cr, in, obs, k.OperatorVersion)
 	var err error
 	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = release.GetOptional(ctx, k.Client, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
 			return err
 		}
 	}
 	if name := obs.Find("Service"); name != "" {
-		svc, err := release.GetOptional(ctx, k.Client, cr.Namespace, name, &corev1.Service{})
+		svc, err := release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.Service{})
 		if err != nil {
 			return err
 		}
 		o.ServiceFound = svc != nil
 	}
 	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
-		if o.Claim, err = release.GetOptional(ctx, k.Client, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
+		if o.Claim, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
 			return err
 		}
 	}
@@ -112,7 +112,7 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 		}
 		o.RouteURL = status.RouteURL(route)
 	case obs.Find("Ingress") != "":
-		ing, err := release.GetOptional(ctx, k.Client, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
+		ing, err := release.GetRendered(ctx, k.Deps, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
 		if err != nil {
 			return err
 		}

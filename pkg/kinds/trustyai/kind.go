@@ -62,6 +62,8 @@ func Meta() release.Meta {
 			{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Labels: ModelMeshLabels},
 		},
 		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable},
+		// Upstream's event reasons (InferenceServiceConfigured is the wiring's).
+		CreatedEvents: map[string]string{"PersistentVolumeClaim": "PVCCreated", "ServiceMonitor": "ServiceMonitorCreated"},
 	}
 }
 
