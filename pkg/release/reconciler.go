@@ -327,11 +327,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	orig := obj.DeepCopyObject().(client.Object)
 	obs := Observation{Now: r.now()}
 	var applyErr error
+	kind := r.meta.GVK.Kind
+	start := time.Now()
 	inputs, err := r.kind.Gather(ctx, obj)
 	var vals map[string]any
 	if err == nil {
 		vals, err = r.kind.Values(obj, inputs)
 	}
+	timePhase(kind, PhaseGather, start)
 	var failure *status.Failure
 	switch {
 	case errors.As(err, &failure):
@@ -342,7 +345,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	default:
 		// What the kind writes outside Helm comes first: the chart may mount it.
-		switch err := r.kind.Prepare(ctx, obj, inputs); {
+		start = time.Now()
+		err := r.kind.Prepare(ctx, obj, inputs)
+		timePhase(kind, PhasePrepare, start)
+		switch {
 		case errors.As(err, &failure):
 			obs.Failure = &status.Failure{Reason: failure.Reason, Message: err.Error()}
 		case apierrors.IsForbidden(err):
@@ -351,7 +357,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case err != nil:
 			return ctrl.Result{}, err
 		default:
+			start = time.Now()
 			obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
+			timePhase(kind, PhaseApply, start)
 		}
 	}
 
@@ -364,6 +372,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(applyErr, fmt.Errorf("read release %s: %w", relName, err))
 	}
 
+	start = time.Now()
+	defer func() { timePhase(kind, PhaseStatus, start) }()
 	if err := r.kind.Status(ctx, obj, inputs, obs); err != nil {
 		return ctrl.Result{}, errors.Join(applyErr, err)
 	}

@@ -26,6 +26,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -134,7 +137,16 @@ func run(o options) error {
 		return err
 	}
 
-	// (iv) 100 new CRs to their Deployments.
+	// (iv) 100 new CRs to their Deployments; (v) the writes they cost and
+	// (vi) where the reconciles spend their time.
+	createWrites, err := writes(metricsURL)
+	if err != nil {
+		return err
+	}
+	createPhases, err := phases(metricsURL, o.kind)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	err = parallel(o.crs, 8, func(i int) error { return c.Create(ctx, k.cr(i)) })
 	if err != nil {
@@ -171,6 +183,16 @@ func run(o options) error {
 		return err
 	}
 	idleWrites := after - before
+	perCR := float64(before-createWrites) / float64(o.crs)
+	objects, err := managedObjects(ctx, c)
+	if err != nil {
+		return err
+	}
+	perCRObjects := float64(objects) / float64(o.crs)
+	split, err := phases(metricsURL, o.kind)
+	if err != nil {
+		return err
+	}
 	rssIdle, err := rss(mgr.Process.Pid)
 	if err != nil {
 		return err
@@ -238,6 +260,8 @@ func run(o options) error {
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
 		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
 		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
+		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.1f (%.1f objects)", perCR, perCRObjects), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
+		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
 	}
 	printTable(rows)
 	return nil
@@ -367,6 +391,80 @@ func writes(url string) (int, error) {
 		}
 	}
 	return int(total), sc.Err()
+}
+
+// phaseTimes are the operator's reconcile phase histograms' sums and counts.
+type phaseTimes map[string]struct{ sum, count float64 }
+
+// phases reads ai_stack_operator_reconcile_phase_seconds of a kind.
+func phases(url, kind string) (phaseTimes, error) {
+	resp, err := http.Get(url) //nolint:gosec // the operator's own local metrics endpoint
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := phaseTimes{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, suffix := range []string{"_sum{", "_count{"} {
+			if !strings.HasPrefix(line, "ai_stack_operator_reconcile_phase_seconds"+suffix) || !strings.Contains(line, `kind="`+kind+`"`) {
+				continue
+			}
+			_, rest, _ := strings.Cut(line, `phase="`)
+			phase, _, _ := strings.Cut(rest, `"`)
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				return nil, err
+			}
+			t := out[phase]
+			if suffix == "_sum{" {
+				t.sum = v
+			} else {
+				t.count = v
+			}
+			out[phase] = t
+		}
+	}
+	return out, sc.Err()
+}
+
+// phaseSplit prints the time per reconcile of each phase between two
+// readings, and its share.
+func phaseSplit(before, after phaseTimes) string {
+	total := 0.0
+	for _, p := range []string{"gather", "prepare", "apply", "status"} {
+		total += after[p].sum - before[p].sum
+	}
+	var parts []string
+	for _, p := range []string{"gather", "prepare", "apply", "status"} {
+		d, n := after[p].sum-before[p].sum, after[p].count-before[p].count
+		if n == 0 || total == 0 {
+			parts = append(parts, p+" -")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f ms (%.0f%%)", p, 1000*d/n, 100*d/total))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// managedObjects counts the objects the operator created for the bench's
+// CRs (labelled as its own), its cluster-scoped bindings included.
+func managedObjects(ctx context.Context, c client.Client) (int, error) {
+	n := 0
+	for _, l := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ServiceAccountList{}, &networkingv1.NetworkPolicyList{}, &corev1.ConfigMapList{}, &corev1.PersistentVolumeClaimList{}, &networkingv1.IngressList{}, &policyv1.PodDisruptionBudgetList{}} {
+		if err := c.List(ctx, l, client.InNamespace("bench"), client.MatchingLabels{"ai-stack-operator.io/managed": "true"}); err != nil {
+			return 0, err
+		}
+		n += meta.LenList(l)
+	}
+	crbs := &rbacv1.ClusterRoleBindingList{}
+	if err := c.List(ctx, crbs, client.MatchingLabels{"ai-stack-operator.io/managed": "true", "trustyai.opendatahub.io/owner-namespace": "bench"}); err != nil {
+		return 0, err
+	}
+	return n + len(crbs.Items), nil
 }
 
 // rss is the resident set size of a process, in bytes.

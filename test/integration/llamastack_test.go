@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
@@ -375,4 +376,32 @@ func TestNewCRWrites(t *testing.T) {
 	assert.Equal(t, 1, events, "one event: Installed")
 	assert.LessOrEqual(t, len(writes), creates+4, "writes <= rendered objects + 4 (issue 13's target)")
 	require.NoError(t, hasReason(t, ns, "count", "Installed"))
+}
+
+// The reconcile's phases are timed into ai_stack_operator_reconcile_phase_seconds
+// (the operator runs in this process, so its registry is this one).
+func TestReconcilePhaseMetrics(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "timed")))
+	waitPhase(t, ns, "timed", llamav1alpha1.PhaseInitializing)
+	families, err := ctrlmetrics.Registry.Gather()
+	require.NoError(t, err)
+	counts := map[string]uint64{}
+	for _, f := range families {
+		if f.GetName() != "ai_stack_operator_reconcile_phase_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == "LlamaStackDistribution" {
+				counts[labels["phase"]] = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	for _, phase := range []string{"gather", "prepare", "apply", "status"} {
+		assert.Positive(t, counts[phase], "phase %s timed", phase)
+	}
 }
