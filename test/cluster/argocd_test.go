@@ -117,13 +117,7 @@ func TestArgoCDHealthOfLiveObjects(t *testing.T) {
 	waitHealth(t, checks, llsd, ns.Name, "health", "Degraded", want)
 
 	tas := trustyv1.GroupVersion.WithKind("TrustyAIService")
-	svc := &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "health-tas"},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
+	svc := newTAS(ns.Name, "health-tas")
 	if err := k8s.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -109,6 +109,57 @@ func newCR(ns, name string) *llamav1alpha1.LlamaStackDistribution {
 	}
 }
 
+// newTAS is a TrustyAIService in DATABASE mode: no volume to bind here, and
+// the simulated nodes start its pods without the Secret.
+func newTAS(ns, name string) *trustyv1.TrustyAIService {
+	return &trustyv1.TrustyAIService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: trustyv1.TrustyAIServiceSpec{
+			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
+			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+		},
+	}
+}
+
+// waitTASReady waits for the TrustyAIService (read into tas) to be Ready at
+// its current generation.
+func waitTASReady(t *testing.T, tas *trustyv1.TrustyAIService) {
+	t.Helper()
+	eventually(t, "the TrustyAIService Ready in "+tas.Namespace, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(tas), tas); err != nil {
+			return err
+		}
+		if tas.Status.Phase != trustyv1.PhaseReady || tas.Status.ObservedGeneration != tas.Generation {
+			return fmt.Errorf("phase %q, conditions %+v", tas.Status.Phase, tas.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// modelMeshDeployment is a Deployment as ModelMesh Serving makes one (its
+// label, an mm container and the others given), admitted by Pod Security's
+// restricted profile, which the cluster enforces.
+func modelMeshDeployment(ns, name string, containers ...string) *appsv1.Deployment {
+	labels := map[string]string{"modelmesh-service": "modelmesh-serving", "name": name}
+	var cs []corev1.Container
+	for _, c := range append(containers, "mm") {
+		cs = append(cs, restricted(c, "kserve/"+c))
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers:      cs,
+				},
+			},
+		},
+	}
+}
+
 // waitPhase waits for the CR (read into cr) to reach the phase at generation
 // gen (any generation when 0) with at least min available replicas.
 func waitPhase(t *testing.T, cr *llamav1alpha1.LlamaStackDistribution, phase llamav1alpha1.DistributionPhase, gen int64, min ...int32) {
@@ -277,30 +328,11 @@ func TestNamespaceDeletionFinishes(t *testing.T) {
 	// A TrustyAIService that wired a ModelMesh Deployment: its undo runs in
 	// a namespace that is being deleted, where nothing can be created and
 	// the Deployment may already be gone (upstream #218, #62).
-	tas := &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "doomed-tas"},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
+	tas := newTAS(ns.Name, "doomed-tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	labels := map[string]string{"modelmesh-service": "modelmesh-serving", "name": "modelmesh-serving"}
-	mm := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "modelmesh-serving", Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-					Containers:      []corev1.Container{restricted("mm", "kserve/modelmesh")},
-				},
-			},
-		},
-	}
+	mm := modelMeshDeployment(ns.Name, "modelmesh-serving")
 	if err := k8s.Create(ctx, mm); err != nil {
 		t.Fatal(err)
 	}

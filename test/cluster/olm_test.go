@@ -208,26 +208,12 @@ func lifecycleIn(t *testing.T, ctx context.Context, ns string) {
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	tas := &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rehearsal-tas"},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
+	tas := newTAS(ns, "rehearsal-tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
 	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
-	eventually(t, "the TrustyAIService Ready in "+ns, func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
-			return err
-		}
-		if tas.Status.Phase != trustyv1.PhaseReady {
-			return fmt.Errorf("phase %q, conditions %+v", tas.Status.Phase, tas.Status.Conditions)
-		}
-		return nil
-	})
+	waitTASReady(t, tas)
 	for _, o := range []client.Object{cr, tas} {
 		if err := k8s.Delete(ctx, o); err != nil {
 			t.Fatal(err)

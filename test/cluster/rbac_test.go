@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -144,25 +143,11 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	// ClusterRole (config/default's name prefix applied), which the operator
 	// may create only because it holds the role's permissions itself.
 	installProxyRole(t, ctx)
-	tas := &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
+	tas := newTAS(ns.Name, "rbac-tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TrustyAIService Ready", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
-			return err
-		}
-		if tas.Status.Phase != trustyv1.PhaseReady || tas.Status.ObservedGeneration != tas.Generation {
-			return fmt.Errorf("phase %q, conditions %+v", tas.Status.Phase, tas.Status.Conditions)
-		}
-		return nil
-	})
+	waitTASReady(t, tas)
 	binding := &rbacv1.ClusterRoleBinding{}
 	if err := k8s.Get(ctx, client.ObjectKey{Name: "trustyai-proxy." + ns.Name + ".rbac-tas"}, binding); err != nil {
 		t.Fatalf("the proxy's binding: %v", err)
@@ -188,13 +173,7 @@ func TestModelMeshWiringWithTheOperatorsOwnPermissions(t *testing.T) {
 	installProxyRole(t, ctx)
 	stop := runManager(t, cfg, nil)
 	defer stop()
-	tas := &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
+	tas := newTAS(ns.Name, "tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
@@ -208,21 +187,8 @@ func TestModelMeshWiringWithTheOperatorsOwnPermissions(t *testing.T) {
 		return nil
 	})
 
-	labels := map[string]string{"modelmesh-service": "modelmesh-serving", "name": "modelmesh-serving-ovms"}
-	mm := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "modelmesh-serving-ovms", Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					// Pod Security's restricted profile, which the cluster enforces.
-					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-					Containers:      []corev1.Container{restricted("rest-proxy", "kserve/rest-proxy"), restricted("mm", "kserve/modelmesh")},
-				},
-			},
-		},
-	}
+	mm := modelMeshDeployment(ns.Name, "modelmesh-serving-ovms", "rest-proxy")
+	labels := mm.Labels
 	start := time.Now()
 	if err := k8s.Create(ctx, mm); err != nil {
 		t.Fatal(err)
@@ -292,13 +258,7 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 	}
 	stop := runManager(t, cfg, nil)
 	defer stop()
-	tas := &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
+	tas := newTAS(ns.Name, "tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
