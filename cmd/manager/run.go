@@ -27,6 +27,12 @@ func runCommand(args []string, stderr io.Writer) error {
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
 	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the operator's namespace)")
+	leaseDuration := fs.Duration("leader-elect-lease-duration", controller.DefaultLeaseDuration, "how long a lease holds without renewal: a leader that dies without stepping down is replaced after this")
+	renewDeadline := fs.Duration("leader-elect-renew-deadline", controller.DefaultRenewDeadline, "how long a leader retries renewing before it gives up and exits (longer than the API server outages it should ride out)")
+	retryPeriod := fs.Duration("leader-elect-retry-period", controller.DefaultRetryPeriod, "how often leader election acts")
+	qps := fs.Float64("kube-api-qps", -1, "client-side limit on requests per second to the API server; negative: none, API Priority and Fairness throttles on the server")
+	burst := fs.Int("kube-api-burst", 0, "client-side burst above --kube-api-qps (with a positive QPS; 0: twice the QPS)")
+	pprof := fs.String("pprof-bind-address", "0", "address of net/http/pprof (/debug/pprof/: CPU profiles, traces); 0 disables it")
 	operatorNS := fs.String("operator-namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: holds the settings ConfigMap, allowed through NetworkPolicies (default: $POD_NAMESPACE)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "name of the settings ConfigMap in the operator's namespace (image-overrides, network-policy)")
 	zapOpts := zap.Options{}
@@ -54,6 +60,10 @@ func runCommand(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes config: %w", err)
 	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
+	if *qps > 0 && *burst <= 0 {
+		cfg.Burst = int(2 * *qps)
+	}
 	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
 		Watches:                 ws,
 		Namespaces:              namespaces,
@@ -62,6 +72,10 @@ func runCommand(args []string, stderr io.Writer) error {
 		ProbeAddr:               *probeAddr,
 		LeaderElection:          *leaderElect,
 		LeaderElectionNamespace: *leaderNS,
+		LeaseDuration:           *leaseDuration,
+		RenewDeadline:           *renewDeadline,
+		RetryPeriod:             *retryPeriod,
+		PprofAddr:               *pprof,
 		OperatorNamespace:       *operatorNS,
 		SettingsConfigMap:       *settingsCM,
 	})

@@ -29,6 +29,18 @@ var errNoOperatorNamespace = errors.New("the operator's namespace is required (-
 // kind the operator serves: one leader reconciles them all.
 const LeaderElectionID = "ai-stack-operator.io"
 
+// The leader election timing. A leader keeps trying to renew its lease for
+// RenewDeadline and ends its process when it cannot (controller-runtime's
+// design: two leaders must never reconcile at once). 40 s rides out an API
+// server outage of 30 s; the lease then has to be 60 s, so a replica that
+// dies without stepping down is replaced within 60 s (+ one retry period).
+// A replica that stops cleanly (SIGTERM) releases the lease at once.
+const (
+	DefaultLeaseDuration = 60 * time.Second
+	DefaultRenewDeadline = 40 * time.Second
+	DefaultRetryPeriod   = 5 * time.Second
+)
+
 // CacheOptions limits the cache of every rendered kind to the objects that
 // carry the operator's label (LabelManaged): memory does not grow with unrelated
 // objects, and Secrets (Helm's release storage) are never cached at all.
@@ -72,6 +84,11 @@ type ManagerOptions struct {
 	// LeaderElection and its lease namespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the election; the
+	// Default* constants when 0.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// PprofAddr serves net/http/pprof (profiles, traces); "" or "0" disables.
+	PprofAddr string
 	// OperatorNamespace is where the operator runs: its settings ConfigMap
 	// lives there and NetworkPolicies let it in.
 	OperatorNamespace string
@@ -108,7 +125,14 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		Controller:              config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
+		// The process ends when the manager stops, so stepping down at once
+		// is safe, and a rolling update hands over without waiting a lease.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 orDefault(o.LeaseDuration, DefaultLeaseDuration),
+		RenewDeadline:                 orDefault(o.RenewDeadline, DefaultRenewDeadline),
+		RetryPeriod:                   orDefault(o.RetryPeriod, DefaultRetryPeriod),
+		PprofBindAddress:              pprofAddr(o.PprofAddr),
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
@@ -175,6 +199,20 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+func orDefault(d, def time.Duration) *time.Duration {
+	if d <= 0 {
+		d = def
+	}
+	return &d
+}
+
+func pprofAddr(a string) string {
+	if a == "0" {
+		return ""
+	}
+	return a
 }
 
 // capabilityTTL is how often optional APIs are looked for.
