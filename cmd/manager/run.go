@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
@@ -32,6 +33,7 @@ func runCommand(args []string, stderr io.Writer) error {
 	retryPeriod := fs.Duration("leader-elect-retry-period", controller.DefaultRetryPeriod, "how often leader election acts")
 	qps := fs.Float64("kube-api-qps", -1, "client-side limit on requests per second to the API server; negative: none, API Priority and Fairness throttles on the server")
 	burst := fs.Int("kube-api-burst", 0, "client-side burst above --kube-api-qps (with a positive QPS; 0: twice the QPS)")
+	grace := fs.Duration("pending-release-grace", release.DefaultPendingGrace, "how long a release left pending (by a process killed mid-install or mid-upgrade) is left alone before it is marked failed and upgraded; must exceed the longest Helm action of a replica that lost its lease")
 	pprof := fs.String("pprof-bind-address", "0", "address of net/http/pprof (/debug/pprof/: CPU profiles, traces); 0 disables it")
 	operatorNS := fs.String("operator-namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: holds the settings ConfigMap, allowed through NetworkPolicies (default: $POD_NAMESPACE)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "name of the settings ConfigMap in the operator's namespace (image-overrides, network-policy)")
@@ -76,6 +78,7 @@ func runCommand(args []string, stderr io.Writer) error {
 		RenewDeadline:           *renewDeadline,
 		RetryPeriod:             *retryPeriod,
 		PprofAddr:               *pprof,
+		PendingGrace:            *grace,
 		OperatorNamespace:       *operatorNS,
 		SettingsConfigMap:       *settingsCM,
 	})

@@ -87,6 +87,9 @@ type ManagerOptions struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod time the election; the
 	// Default* constants when 0.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// PendingGrace is how long a pending release (left by a killed
+	// process) is left alone; release.DefaultPendingGrace when 0.
+	PendingGrace time.Duration
 	// PprofAddr serves net/http/pprof (profiles, traces); "" or "0" disables.
 	PprofAddr string
 	// OperatorNamespace is where the operator runs: its settings ConfigMap
@@ -180,6 +183,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 			release.WithHelmCapabilities(detector.HelmCapabilities),
 			release.WithCapabilities(detector.Capabilities, capabilityTTL(o.CapabilityTTL)),
 			release.WithNamespaces(o.Namespaces),
+			release.WithPendingGrace(o.PendingGrace),
 		)
 		if err != nil {
 			return nil, err

@@ -76,6 +76,7 @@ type Reconciler struct {
 	recorder    record.EventRecorder
 	maxHistory  int
 	period      time.Duration
+	grace       time.Duration
 	concurrency int
 	now         func() metav1.Time
 	helmCaps    func() (*chartutil.Capabilities, error)
@@ -167,6 +168,17 @@ func WithMaxReleaseHistory(n int) Option { return func(r *Reconciler) { r.maxHis
 
 // WithReconcilePeriod re-reconciles every CR this often; zero disables.
 func WithReconcilePeriod(d time.Duration) Option { return func(r *Reconciler) { r.period = d } }
+
+// WithPendingGrace sets how long a pending release is left alone before it
+// is marked failed and upgraded; DefaultPendingGrace when 0.
+func WithPendingGrace(d time.Duration) Option { return func(r *Reconciler) { r.grace = d } }
+
+func (r *Reconciler) pendingGrace() time.Duration {
+	if r.grace <= 0 {
+		return DefaultPendingGrace
+	}
+	return r.grace
+}
 
 // WithMaxConcurrentReconciles sets how many CRs reconcile at once.
 func WithMaxConcurrentReconciles(n int) Option { return func(r *Reconciler) { r.concurrency = n } }
@@ -402,10 +414,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 const (
-	// pendingGrace is how long a pending release is left alone: another
-	// replica (a leader that lost its lease but has not noticed yet) may still
-	// be working on it. Helm actions here take seconds (no --wait).
-	pendingGrace = 2 * time.Minute
+	// DefaultPendingGrace is how long a pending release is left alone:
+	// another replica (a leader that lost its lease but has not noticed yet)
+	// may still be working on it. Helm actions here take seconds (no --wait).
+	DefaultPendingGrace = 2 * time.Minute
 	// conflictRecheck is how soon a CR blocked by a name conflict (or another
 	// failure of recheckSoon) is reconciled again.
 	conflictRecheck = 30 * time.Second
@@ -579,8 +591,8 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 
 func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *release.Release) (*status.Failure, error) {
 	if st := last.Info.Status; st.IsPending() || st == release.StatusUninstalling {
-		if age := r.now().Sub(last.Info.LastDeployed.Time); age < pendingGrace {
-			return &status.Failure{Reason: status.ReasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), pendingGrace)}, nil
+		if age := r.now().Sub(last.Info.LastDeployed.Time); age < r.pendingGrace() {
+			return &status.Failure{Reason: status.ReasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), r.pendingGrace())}, nil
 		}
 		// A killed operator leaves the release locked; Helm refuses every
 		// action until it is marked failed, after which it upgrades cleanly.
