@@ -78,7 +78,24 @@ type Options struct {
 	// WithoutWorkloads starts etcd and kube-apiserver only (no controllers,
 	// scheduler or nodes), as a bare control plane.
 	WithoutWorkloads bool
+	// Audit makes the API server log every write (create, update, patch,
+	// delete; leases aside) with its user to Cluster.AuditLog, as JSON lines.
+	Audit bool
 }
+
+// auditPolicy logs writes at Metadata level, lease renewals aside.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    resources:
+      - group: coordination.k8s.io
+        resources: [leases]
+  - level: Metadata
+    verbs: [create, update, patch, delete, deletecollection]
+  - level: None
+`
 
 // Cluster is a running local cluster.
 type Cluster struct {
@@ -86,9 +103,42 @@ type Cluster struct {
 	Config *rest.Config
 	// Kubeconfig is the path of the administrator's kubeconfig.
 	Kubeconfig string
+	// AuditLog is the API server's audit log (Options.Audit).
+	AuditLog string
 
 	env   *envtest.Environment
 	procs []*process
+	dir   string
+}
+
+// RestartAPIServer stops the API server and starts it again on the same
+// address, certificates and etcd: what is stored survives, connections and
+// watches do not.
+func (c *Cluster) RestartAPIServer() error {
+	api := c.env.ControlPlane.GetAPIServer()
+	if err := api.Stop(); err != nil {
+		return fmt.Errorf("stop kube-apiserver: %w", err)
+	}
+	if err := api.Start(); err != nil {
+		return fmt.Errorf("start kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
+// UserKubeconfig writes a kubeconfig for a user of its own (a client
+// certificate) in system:masters: an administrator whose requests the audit
+// log tells apart.
+func (c *Cluster) UserKubeconfig(name string) (string, error) {
+	u, err := c.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.dir, "kubeconfig-"+name)
+	return path, os.WriteFile(path, kc, 0o600)
 }
 
 type process struct {
@@ -124,6 +174,20 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		ErrorIfCRDPathMissing: len(o.CRDDirs) > 0,
 	}
 	api := env.ControlPlane.GetAPIServer()
+	// A folder of its own keeps its certificates across RestartAPIServer.
+	api.CertDir = filepath.Join(o.Dir, "apiserver")
+	if err := os.MkdirAll(api.CertDir, 0o700); err != nil {
+		return nil, err
+	}
+	var auditLog string
+	if o.Audit {
+		policy := filepath.Join(o.Dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+			return nil, err
+		}
+		auditLog = filepath.Join(o.Dir, "audit.log")
+		api.Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog)
+	}
 	if !o.WithoutWorkloads {
 		// envtest turns ServiceAccount admission off because it runs no
 		// controllers; with them it is on, as in a real cluster.
@@ -134,7 +198,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start control plane: %w", err)
 	}
-	c = &Cluster{Config: cfg, env: env, Kubeconfig: filepath.Join(o.Dir, "kubeconfig")}
+	c = &Cluster{Config: cfg, env: env, Kubeconfig: filepath.Join(o.Dir, "kubeconfig"), AuditLog: auditLog, dir: o.Dir}
 	defer func() {
 		if err != nil {
 			_ = c.Stop()
