@@ -111,11 +111,18 @@ type Cluster struct {
 	dir   string
 }
 
-// RestartAPIServer stops the API server and starts it again on the same
-// address, certificates and etcd: what is stored survives, connections and
-// watches do not.
-func (c *Cluster) RestartAPIServer() error {
+// RestartAPIServer restarts the API server on the same address,
+// certificates and etcd: what is stored survives, connections and watches do
+// not. With crash it is SIGKILLed first, and the outage is its start-up
+// time (seconds); otherwise it shuts down gracefully, which here takes about
+// a minute (it waits for in-flight requests).
+func (c *Cluster) RestartAPIServer(crash bool) error {
 	api := c.env.ControlPlane.GetAPIServer()
+	if crash {
+		if err := killChild("kube-apiserver"); err != nil {
+			return err
+		}
+	}
 	if err := api.Stop(); err != nil {
 		return fmt.Errorf("stop kube-apiserver: %w", err)
 	}
@@ -123,6 +130,32 @@ func (c *Cluster) RestartAPIServer() error {
 		return fmt.Errorf("start kube-apiserver again: %w", err)
 	}
 	return nil
+}
+
+// killChild SIGKILLs this process's child named comm and waits until it has
+// been reaped.
+func killChild(comm string) error {
+	pids, err := Children()
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil || strings.TrimSpace(string(b)) != comm {
+			continue
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return err
+		}
+		for i := 0; i < 200; i++ {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+				return nil
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return fmt.Errorf("%s (pid %d) still there after SIGKILL", comm, pid)
+	}
+	return fmt.Errorf("no child process %s", comm)
 }
 
 // UserKubeconfig writes a kubeconfig for a user of its own (a client
@@ -172,6 +205,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		BinaryAssetsDirectory: o.Assets,
 		CRDDirectoryPaths:     o.CRDDirs,
 		ErrorIfCRDPathMissing: len(o.CRDDirs) > 0,
+		// The API server's graceful shutdown waits for in-flight requests
+		// (RestartAPIServer).
+		ControlPlaneStopTimeout: 2 * time.Minute,
 	}
 	api := env.ControlPlane.GetAPIServer()
 	// A folder of its own keeps its certificates across RestartAPIServer.
