@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 
@@ -46,6 +47,13 @@ func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy
 		ref := info.Mapping.GroupVersionKind.Kind + "/" + info.Name
 		helper := resource.NewHelper(info.Client, info.Mapping)
 		if l.existing == nil {
+			// The stored manifest lacks what Helm adds as it applies: its
+			// release annotations and managed-by label, which mark the
+			// object as this release's (without them the next reconcile
+			// would see a name conflict with itself).
+			if err := markHelmOwned(info.Object, own); err != nil {
+				return repaired, err
+			}
 			if _, err := helper.Create(info.Namespace, true, info.Object); err != nil {
 				return repaired, fmt.Errorf("recreate %s: %w", ref, err)
 			}
@@ -80,6 +88,28 @@ func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy
 	}
 	sort.Strings(repaired)
 	return repaired, nil
+}
+
+// markHelmOwned sets on obj what Helm sets on every object of a release.
+func markHelmOwned(obj runtime.Object, own guard.Ownership) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	annotations := m.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[guard.AnnotationReleaseName] = own.Release
+	annotations[guard.AnnotationReleaseNamespace] = own.Namespace
+	m.SetAnnotations(annotations)
+	labels := m.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["app.kubernetes.io/managed-by"] = "Helm"
+	m.SetLabels(labels)
+	return nil
 }
 
 // deleteReleaseObjects deletes the objects of every stored revision of a

@@ -173,7 +173,11 @@ func TestDriftIsRepaired(t *testing.T) {
 	dep.Spec.Replicas = ptr.To(int32(5))
 	require.NoError(t, k8s.Patch(context.Background(), dep, client.MergeFrom(orig)))
 
-	eventually(t, "the Service to come back", func() error { return get(ns, "drift-service", &corev1.Service{}) })
+	svc := &corev1.Service{}
+	eventually(t, "the Service to come back", func() error { return get(ns, "drift-service", svc) })
+	// As Helm would have made it: the next reconciles see their own object.
+	assert.Equal(t, naming.ReleaseName("llsd", ns, "drift"), svc.Annotations["meta.helm.sh/release-name"])
+	assert.Equal(t, "Helm", svc.Labels["app.kubernetes.io/managed-by"])
 	eventually(t, "the Deployment's replicas to be restored", func() error {
 		if err := get(ns, "drift", dep); err != nil {
 			return err
@@ -184,6 +188,12 @@ func TestDriftIsRepaired(t *testing.T) {
 		return nil
 	})
 	assert.Len(t, releaseRecords(t, ns, "drift"), 1, "drift repair is not an upgrade")
+	time.Sleep(5 * reconcilePeriod)
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "drift", cr))
+	if c := condition(cr, "Reconciled"); assert.NotNil(t, c) {
+		assert.Equal(t, metav1.ConditionTrue, c.Status, "after the repair: %s", c.Message)
+	}
 }
 
 func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
