@@ -88,8 +88,12 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter and the settings parsers f
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-integration
-test-integration: tools ## Envtest integration (the real manager against a real kube-apiserver and etcd) and the tests on the local cluster (GC, rollouts, RBAC, metrics, one leader).
-	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 ./test/integration/... ./test/localcluster/... ./test/cluster/...
+test-integration: tools ## Envtest integration (the real manager against a real kube-apiserver and etcd), the tests on the local cluster (GC, rollouts, RBAC, metrics, one leader) and the fault tests shortened (kills, outages, leader change, soak).
+	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -timeout 30m -count=1 ./test/integration/... ./test/localcluster/... ./test/cluster/... ./test/faults/...
+
+.PHONY: test-faults
+test-faults: tools ## The fault tests in full (about 50 minutes): more CRs and kill rounds, 30 s outages, a graceful API server restart, the shipped lease timing and pending-release grace, a 30-minute soak of 300 CRs. FAULTS_SEED=n replays a run.
+	FAULTS=full KUBEBUILDER_ASSETS=$(ASSETS) go test -timeout 3h -count=1 -v ./test/faults/...
 
 .PHONY: test-e2e
 test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (controllers, scheduler, simulated nodes; manager in the background). E2EFLAGS="--test storage" runs one.
