@@ -67,7 +67,7 @@ vet: ## Run go vet.
 
 .PHONY: build
 build: ## Build the manager binary into bin/manager.
-	go build -ldflags "$(LDFLAGS)" -o $(BIN)/manager ./cmd/manager
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/manager ./cmd/manager
 
 .PHONY: render
 render: ## Print what the operator would apply for the samples, offline (RENDER_FLAGS=--openshift).

@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -46,15 +47,20 @@ import (
 )
 
 type options struct {
-	crs, configMaps, secrets, updates int
-	idle                              time.Duration
-	manager, root, kind               string
-	workloads                         bool
+	crs, scale, configMaps, secrets, updates int
+	idle, profileWindow                      time.Duration
+	manager, root, kind                      string
+	cpuprofile, trace                        string
+	workloads                                bool
 }
 
 func main() {
 	o := options{}
 	flag.IntVar(&o.crs, "crs", 100, "CRs of -kind to create")
+	flag.IntVar(&o.scale, "scale", 1000, "after the other figures, create CRs up to this many for the scaling rows (0 or at most -crs: none)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the operator's CPU profile while it creates the first -crs CRs to this file (go tool pprof)")
+	flag.StringVar(&o.trace, "trace", "", "write the operator's execution trace while it creates the first -crs CRs to this file (go tool trace)")
+	flag.DurationVar(&o.profileWindow, "profile-window", 10*time.Second, "how long -cpuprofile and -trace record, from the first create")
 	flag.IntVar(&o.configMaps, "configmaps", 10000, "unrelated 10 KiB ConfigMaps to add")
 	flag.IntVar(&o.secrets, "secrets", 1000, "unrelated Secrets to add")
 	flag.IntVar(&o.updates, "updates", 50, "updates of a referenced ConfigMap for the latency figure")
@@ -106,8 +112,12 @@ func run(o options) error {
 	// Plain HTTP metrics: the write figures come from the operator's own
 	// client metrics, which would otherwise count the TokenReviews and
 	// SubjectAccessReviews that each authenticated scrape makes it send.
+	pprofPort, err := freePort()
+	if err != nil {
+		return err
+	}
 	mgr := exec.Command(o.manager, "run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0")
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0", "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort))
 	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	mgr.Stdout, mgr.Stderr = logFile, logFile
 	if err := mgr.Start(); err != nil {
@@ -143,28 +153,22 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	createReads, err := requests(metricsURL, "GET")
+	if err != nil {
+		return err
+	}
 	createPhases, err := phases(metricsURL, o.kind)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	err = parallel(o.crs, 8, func(i int) error { return c.Create(ctx, k.cr(i)) })
+	profiles := profile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort), o)
+	reconcile100, err := createBatch(ctx, c, k, 0, o.crs)
 	if err != nil {
 		return err
 	}
-	if err := waitFor(10*time.Minute, func() error {
-		list := &appsv1.DeploymentList{}
-		if err := c.List(ctx, list, client.InNamespace("bench")); err != nil {
-			return err
-		}
-		if len(list.Items) < o.crs {
-			return fmt.Errorf("%d of %d Deployments", len(list.Items), o.crs)
-		}
-		return nil
-	}); err != nil {
+	if err := <-profiles; err != nil {
 		return err
 	}
-	reconcile100 := time.Since(start)
 	// Let the status writes that follow the installs settle.
 	if err := waitFor(5*time.Minute, func() error { return allObserved(ctx, c, k, o.crs) }); err != nil {
 		return err
@@ -183,6 +187,11 @@ func run(o options) error {
 		return err
 	}
 	idleWrites := after - before
+	reads, err := requests(metricsURL, "GET")
+	if err != nil {
+		return err
+	}
+	readsPerCR := float64(reads-createReads) / float64(o.crs)
 	perCR := float64(before-createWrites) / float64(o.crs)
 	objects, err := managedObjects(ctx, c)
 	if err != nil {
@@ -197,6 +206,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	split100 := rssSplit(mgr.Process.Pid)
 
 	// (i) unrelated ConfigMaps and Secrets.
 	fmt.Fprintf(os.Stderr, "bench: adding %d ConfigMaps and %d Secrets\n", o.configMaps, o.secrets)
@@ -252,19 +262,177 @@ func run(o options) error {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p50, p99 := percentile(lat, 50), percentile(lat, 99)
 
+	// (vii) scaling: CRs up to -scale, their time and writes per CR, RSS.
+	var scaleRows []row
+	writesScale, perCRScale := 0, 0.0
+	if o.scale > o.crs {
+		n := o.scale - o.crs
+		fmt.Fprintf(os.Stderr, "bench: creating %d more CRs\n", n)
+		w0, err := writes(metricsURL)
+		if err != nil {
+			return err
+		}
+		took, err := createBatch(ctx, c, k, o.crs, o.scale)
+		if err != nil {
+			return err
+		}
+		if err := waitFor(10*time.Minute, func() error { return allObserved(ctx, c, k, o.scale) }); err != nil {
+			return err
+		}
+		time.Sleep(10 * time.Second)
+		w1, err := writes(metricsURL)
+		if err != nil {
+			return err
+		}
+		writesScale, perCRScale = w1-w0, float64(w1-w0)/float64(n)
+		time.Sleep(o.idle)
+		rssScale, err := rss(mgr.Process.Pid)
+		if err != nil {
+			return err
+		}
+		cost100, costScale := reconcile100.Seconds()/float64(o.crs), took.Seconds()/float64(n)
+		change := costScale/cost100 - 1
+		scaleRows = []row{
+			{fmt.Sprintf("(vii) %d more CRs -> Deployments (%d in all)", n, o.scale), took.Round(time.Millisecond).String(), "", ""},
+			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.1f", perCRScale), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCRScale <= perCRObjects+4)},
+			{fmt.Sprintf("(vii) time per CR, first %d vs next %d", o.crs, n), fmt.Sprintf("%.1f ms vs %.1f ms (%+.0f%%)", 1000*cost100, 1000*costScale, 100*change), "within +-20%", verdict(change >= -0.2 && change <= 0.2)},
+			{fmt.Sprintf("(vii) RSS, %d CRs idle (noise objects still there)", o.scale), fmt.Sprintf("%s (%.2fx the RSS at %d)", mib(rssScale), float64(rssScale)/float64(rssIdle), o.crs), "<= 2x", verdict(float64(rssScale) <= 2*float64(rssIdle))},
+		}
+		// The floor for these writes, measured last (its objects stay).
+		floorScale, err := floor(ctx, c, "floor-scale", writesScale)
+		if err != nil {
+			return err
+		}
+		r := took.Seconds() / floorScale.Seconds()
+		scaleRows = append(scaleRows, row{fmt.Sprintf("(vii) %d more CRs vs the API server's floor for their %d writes", n, writesScale), fmt.Sprintf("%.2fx (floor %s)", r, floorScale.Round(time.Millisecond)), "<= 2x", verdict(r <= 2)})
+	}
+
+	// The API server's floor for the first batch's writes: the same number
+	// of small creates, 16 at a time.
+	writes100 := before - createWrites
+	floor100, err := floor(ctx, c, "floor", writes100)
+	if err != nil {
+		return err
+	}
+	floorRatio := reconcile100.Seconds() / floor100.Seconds()
+
 	ratio := float64(rssNoise) / float64(rssIdle)
 	rows := []row{
-		{fmt.Sprintf("(i) RSS, %d %ss idle", o.crs, o.kind), mib(rssIdle), "", ""},
+		{fmt.Sprintf("(i) RSS, %d %ss idle", o.crs, o.kind), fmt.Sprintf("%s (%s)", mib(rssIdle), split100), "<= 70 MiB", verdict(rssIdle <= 70<<20)},
 		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
 		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
 		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
+		{fmt.Sprintf("(iv) the same vs the API server's floor for their %d writes", writes100), fmt.Sprintf("%.2fx (floor %s, %.0f writes/s)", floorRatio, floor100.Round(time.Millisecond), float64(writes100)/floor100.Seconds()), "<= 2x", verdict(floorRatio <= 2)},
 		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.1f (%.1f objects)", perCR, perCRObjects), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
+		{fmt.Sprintf("(v) reads per new %s (watches aside)", o.kind), fmt.Sprintf("%.1f", readsPerCR), "", ""},
 		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
 	}
+	rows = append(rows, scaleRows...)
 	printTable(rows)
 	return nil
+}
+
+// createBatch creates CRs from to to (8 at a time) and returns the time
+// until all their Deployments exist.
+func createBatch(ctx context.Context, c client.Client, k benchKind, from, to int) (time.Duration, error) {
+	start := time.Now()
+	if err := parallel(to-from, 8, func(i int) error { return c.Create(ctx, k.cr(from+i)) }); err != nil {
+		return 0, err
+	}
+	err := waitFor(20*time.Minute, func() error {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
+		if err := c.List(ctx, list, client.InNamespace("bench")); err != nil {
+			return err
+		}
+		if len(list.Items) < to {
+			return fmt.Errorf("%d of %d Deployments", len(list.Items), to)
+		}
+		return nil
+	})
+	return time.Since(start), err
+}
+
+// floor is how long the API server takes to accept n small creates, 16 at
+// a time, in namespace ns (created here): the least time n writes can take.
+func floor(ctx context.Context, c client.Client, ns string, n int) (time.Duration, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err := parallel(n, 16, func(i int) error {
+		return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("w-%05d", i)}, Data: map[string]string{"k": "v"}})
+	})
+	return time.Since(start), err
+}
+
+// profile records the operator's CPU profile and execution trace, as asked,
+// for the profile window; the channel gives the outcome.
+func profile(base string, o options) <-chan error {
+	out := make(chan error, 1)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	fetch := func(path, file string) {
+		defer wg.Done()
+		err := func() error {
+			resp, err := http.Get(fmt.Sprintf("%s/%s?seconds=%d", base, path, int(o.profileWindow.Seconds()))) //nolint:gosec // the operator's local pprof endpoint
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s", path, resp.Status)
+			}
+			f, err := os.Create(file)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				f.Close()
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "bench: wrote %s\n", file)
+			return f.Close()
+		}()
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+	}
+	if o.cpuprofile != "" {
+		wg.Add(1)
+		go fetch("profile", o.cpuprofile)
+	}
+	if o.trace != "" {
+		wg.Add(1)
+		go fetch("trace", o.trace)
+	}
+	go func() { wg.Wait(); out <- first }()
+	return out
+}
+
+// rssSplit is a process's resident memory by kind: anonymous (heap, stacks)
+// and file-backed (the binary's pages).
+func rssSplit(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"RssAnon:", "RssFile:"} {
+			if strings.HasPrefix(line, k) {
+				f := strings.Fields(line)
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				parts = append(parts, fmt.Sprintf("%s %s", strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(k, "Rss"), ":")), mib(kb*1024)))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func allObserved(ctx context.Context, c client.Client, k benchKind, n int) error {
@@ -366,6 +534,12 @@ func benchKindOf(kind string) (benchKind, error) {
 
 // writes sums the operator's non-read API requests from its client metrics.
 func writes(url string) (int, error) {
+	return requests(url, "POST", "PUT", "PATCH", "DELETE")
+}
+
+// requests sums the operator's API requests of the methods given, from its
+// client metrics.
+func requests(url string, methods ...string) (int, error) {
 	resp, err := http.Get(url) //nolint:gosec // the operator's own local metrics endpoint
 	if err != nil {
 		return 0, err
@@ -379,8 +553,8 @@ func writes(url string) (int, error) {
 		if !strings.HasPrefix(line, "rest_client_requests_total{") {
 			continue
 		}
-		for _, m := range []string{`method="POST"`, `method="PUT"`, `method="PATCH"`, `method="DELETE"`} {
-			if strings.Contains(line, m) {
+		for _, m := range methods {
+			if strings.Contains(line, `method="`+m+`"`) {
 				f := strings.Fields(line)
 				v, err := strconv.ParseFloat(f[len(f)-1], 64)
 				if err != nil {
