@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
@@ -57,7 +58,11 @@ func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error
 	}
 	for _, m := range ms {
 		for _, t := range m.OwnedTypes {
-			opts.ByObject[t] = cache.ByObject{Label: sel}
+			by := cache.ByObject{Label: sel}
+			if _, ok := t.(*appsv1.Deployment); ok {
+				by.Transform = slimDeployment
+			}
+			opts.ByObject[t] = by
 		}
 	}
 	if len(namespaces) > 0 {
@@ -67,6 +72,21 @@ func CacheOptions(ws []watches.Watch, namespaces []string) (cache.Options, error
 		}
 	}
 	return opts, nil
+}
+
+// slimDeployment keeps of a cached Deployment what the kinds' status reads
+// (metadata, replicas, selector, status) and drops its pod template and
+// managedFields, most of its size: 1,000 CRs hold 1,000 of them. Nothing
+// writes a cached Deployment back (Helm applies them), and a read that
+// needs the whole object goes to the API server.
+func slimDeployment(obj any) (any, error) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return obj, nil
+	}
+	d.ManagedFields = nil
+	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, Selector: d.Spec.Selector}
+	return d, nil
 }
 
 // ManagerOptions configure NewManager.

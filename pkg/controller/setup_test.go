@@ -6,7 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -87,4 +90,35 @@ func TestManagerNeedsTheOperatorNamespace(t *testing.T) {
 	_, err = NewManager(&rest.Config{Host: "https://127.0.0.1:1"}, ManagerOptions{Watches: ws, MetricsAddr: "0", ProbeAddr: "0", SkipControllerNameValidation: true})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--operator-namespace or $POD_NAMESPACE")
+}
+
+// The cache keeps of a Deployment what status reads, and not its template.
+func TestCachedDeploymentsAreSlim(t *testing.T) {
+	ws, err := watches.Parse([]byte(llsdWatch))
+	require.NoError(t, err)
+	opts, err := CacheOptions(ws, nil)
+	require.NoError(t, err)
+	var transform func(any) (any, error)
+	for obj, by := range opts.ByObject {
+		if _, ok := obj.(*appsv1.Deployment); ok {
+			transform = by.Transform
+		}
+	}
+	require.NotNil(t, transform, "Deployments have a transform")
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "d", Generation: 3, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(2)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, AvailableReplicas: 2, Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable}}},
+	}
+	out, err := transform(d)
+	require.NoError(t, err)
+	got := out.(*appsv1.Deployment)
+	assert.Empty(t, got.Spec.Template.Spec.Containers)
+	assert.Empty(t, got.ManagedFields)
+	assert.Equal(t, int64(3), got.Generation)
+	assert.Equal(t, int32(2), *got.Spec.Replicas)
+	assert.Equal(t, "b", got.Spec.Selector.MatchLabels["a"])
+	assert.Equal(t, int32(2), got.Status.AvailableReplicas)
+	assert.Len(t, got.Status.Conditions, 1)
 }
