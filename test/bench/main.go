@@ -50,7 +50,7 @@ type options struct {
 	crs, scale, configMaps, secrets, updates int
 	idle, profileWindow                      time.Duration
 	manager, root, kind                      string
-	cpuprofile, trace                        string
+	cpuprofile, trace, log                   string
 	workloads                                bool
 }
 
@@ -60,6 +60,7 @@ func main() {
 	flag.IntVar(&o.scale, "scale", 1000, "after the other figures, create CRs up to this many for the scaling rows (0 or at most -crs: none)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the operator's CPU profile while it creates the first -crs CRs to this file (go tool pprof)")
 	flag.StringVar(&o.trace, "trace", "", "write the operator's execution trace while it creates the first -crs CRs to this file (go tool trace)")
+	flag.StringVar(&o.log, "log", "", "keep the operator's log in this file")
 	flag.DurationVar(&o.profileWindow, "profile-window", 10*time.Second, "how long -cpuprofile and -trace record, from the first create")
 	flag.IntVar(&o.configMaps, "configmaps", 10000, "unrelated 10 KiB ConfigMaps to add")
 	flag.IntVar(&o.secrets, "secrets", 1000, "unrelated Secrets to add")
@@ -102,7 +103,11 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "manager.log"))
+	logPath := o.log
+	if logPath == "" {
+		logPath = filepath.Join(dir, "manager.log")
+	}
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
@@ -302,6 +307,7 @@ func run(o options) error {
 			return err
 		}
 		refusedScale -= refused
+		fmt.Fprintf(os.Stderr, "bench: refused writes so far:\n%s\n", refusedByCode(metricsURL))
 		floorScale, err := floor(ctx, c, "floor-scale", writesScale)
 		if err != nil {
 			return err
@@ -458,7 +464,7 @@ func allObserved(ctx context.Context, c client.Client, k benchKind, n int) error
 		return err
 	}
 	if done < n {
-		return fmt.Errorf("%d of %d CRs have a status", done, n)
+		return fmt.Errorf("%d of %d CRs have a status at their generation that is not Failed", done, n)
 	}
 	return nil
 }
@@ -500,7 +506,7 @@ func benchKindOf(kind string) (benchKind, error) {
 			list: func() client.ObjectList { return &llamav1alpha1.LlamaStackDistributionList{} },
 			observed: func(o runtime.Object) bool {
 				cr := o.(*llamav1alpha1.LlamaStackDistribution)
-				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != ""
+				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != "" && cr.Status.Phase != llamav1alpha1.PhaseFailed
 			},
 		}, nil
 	case "TrustyAIService":
@@ -542,6 +548,25 @@ func benchKindOf(kind string) (benchKind, error) {
 // writes sums the operator's non-read API requests from its client metrics.
 func writes(url string) (int, error) {
 	return requests(url, "POST", "PUT", "PATCH", "DELETE")
+}
+
+// refusedByCode is the operator's refused writes by status code and method.
+func refusedByCode(url string) string {
+	resp, err := http.Get(url) //nolint:gosec // the operator's own local metrics endpoint
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "rest_client_requests_total{") && !strings.Contains(line, `code="2`) && !strings.Contains(line, `method="GET"`) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // refusedWrites sums the operator's writes the API server answered with an

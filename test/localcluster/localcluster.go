@@ -210,6 +210,8 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		ControlPlaneStopTimeout: 2 * time.Minute,
 	}
 	api := env.ControlPlane.GetAPIServer()
+	// envtest's /24 holds 254 Services; the bench makes 1,000.
+	api.Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
 	// A folder of its own keeps its certificates across RestartAPIServer.
 	api.CertDir = filepath.Join(o.Dir, "apiserver")
 	if err := os.MkdirAll(api.CertDir, 0o700); err != nil {
