@@ -100,7 +100,7 @@ test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (contr
 	hack/e2e.sh $(E2EFLAGS)
 
 .PHONY: bench
-bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes, reconcile time (about 5 minutes; BENCHFLAGS=-idle=30s for a quick run, -kind=TrustyAIService for the other kind).
+bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes, throughput against the write floor, writes per CR, phase split, scaling to 1,000 CRs (about 7 minutes; BENCHFLAGS="-idle=30s -scale=0" for a quick run, -kind=TrustyAIService for the other kind, -cpuprofile/-trace FILE).
 	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
 
 .PHONY: bundle

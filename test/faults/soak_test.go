@@ -1,6 +1,11 @@
 package faults
 
 import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,13 +36,27 @@ func TestSoak(t *testing.T) {
 			return op.Start()
 		},
 		Logf: t.Logf,
+		// The last 10 minutes of a full soak without restarts: its RSS is
+		// judged there.
+		QuietTail: scale(time.Duration(0), 10*time.Minute),
 	}
 	if err := s.Setup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	samples := make(chan []int64, 1)
+	stop := make(chan struct{})
+	go func() { samples <- sampleRSS(op, s.Duration-s.QuietTail, stop) }()
 	counts, err := s.Run(t.Context())
+	close(stop)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rss := <-samples; len(rss) > 0 {
+		lo, hi := slices.Min(rss), slices.Max(rss)
+		t.Logf("RSS over the soak's quiet tail: %.1f-%.1f MiB over %d samples (%.3fx)", float64(lo)/(1<<20), float64(hi)/(1<<20), len(rss), float64(hi)/float64(lo))
+		if full && float64(hi) > 1.10*float64(lo) {
+			t.Errorf("RSS not flat over the last 10 minutes: %.1f to %.1f MiB", float64(lo)/(1<<20), float64(hi)/(1<<20))
+		}
 	}
 	if counts["operator restart"] == 0 || counts["delete"] == 0 || counts["spec edit"] == 0 {
 		t.Fatalf("the soak missed operations: %s", counts)
@@ -54,5 +73,32 @@ func TestSoak(t *testing.T) {
 	mustRun(t, fresh, "while reconciling settled CRs")
 	if ws := writesBy(t, "soak-fresh", ns); ws != 0 {
 		t.Errorf("a fresh operator wrote %d times about the soaked CRs: their objects were not what a fresh render gives", ws)
+	}
+}
+
+// sampleRSS reads the operator's RSS every 15 s from after until stop.
+func sampleRSS(op *chaos.Operator, after time.Duration, stop <-chan struct{}) []int64 {
+	var out []int64
+	select {
+	case <-time.After(after):
+	case <-stop:
+		return nil
+	}
+	for {
+		if op.Running() {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", op.Pid())); err == nil {
+				for _, line := range strings.Split(string(b), "\n") {
+					if f := strings.Fields(line); len(f) > 1 && f[0] == "VmRSS:" {
+						kb, _ := strconv.ParseInt(f[1], 10, 64)
+						out = append(out, kb*1024)
+					}
+				}
+			}
+		}
+		select {
+		case <-time.After(15 * time.Second):
+		case <-stop:
+			return out
+		}
 	}
 }
