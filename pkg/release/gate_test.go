@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,4 +75,37 @@ func TestRefusalsAreRememberedByValues(t *testing.T) {
 
 func newTestCR() *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "x", UID: "uid-1"}}
+}
+
+// The schema compiled once refuses exactly what Helm refuses (values with
+// the chart's defaults coalesced in), in Helm's words.
+func TestTheCompiledSchemaAgreesWithHelm(t *testing.T) {
+	for _, name := range []string{"llama-stack-distribution", "trustyai-service"} {
+		c, err := charts.Load(name)
+		require.NoError(t, err)
+		s, err := compileValuesSchema(c.Chart)
+		require.NoError(t, err)
+		require.NotNil(t, s, "%s has a schema and no subcharts", name)
+		for i, vals := range []map[string]any{
+			{},
+			{"replicas": "two"},
+			{"notAValue": true},
+			{"container": map[string]any{"name": strings.Repeat("a", 64)}},
+			{"image": 7, "replicas": -1},
+		} {
+			coalesced, err := chartutil.CoalesceValues(c.Chart, vals)
+			require.NoError(t, err)
+			helm := chartutil.ValidateAgainstSchema(c.Chart, coalesced)
+			ours := s.validate(vals)
+			if helm == nil {
+				assert.NoError(t, ours, "%s values %d", name, i)
+				continue
+			}
+			if assert.Error(t, ours, "%s values %d: Helm refuses them: %v", name, i, helm) {
+				assert.ElementsMatch(t, strings.Split(strings.TrimSpace(helm.Error()), "\n"), strings.Split(ours.Error(), "\n"), "%s values %d", name, i)
+				again := s.validate(vals)
+				assert.Equal(t, ours.Error(), again.Error(), "the same words every time")
+			}
+		}
+	}
 }

@@ -72,6 +72,7 @@ type Reconciler struct {
 	kind        Registered
 	meta        Meta
 	chart       *charts.Chart
+	schema      *valuesSchema
 	actions     helmclient.ActionClientGetter
 	recorder    record.EventRecorder
 	maxHistory  int
@@ -220,6 +221,11 @@ func NewReconciler(opts ...Option) (*Reconciler, error) {
 		return nil, errors.New("reconciler: an event recorder is required")
 	}
 	r.meta = r.kind.Meta()
+	schema, err := compileValuesSchema(r.chart.Chart)
+	if err != nil {
+		return nil, err
+	}
+	r.schema = schema
 	return r, nil
 }
 
@@ -481,7 +487,11 @@ func (r *Reconciler) failed(obj client.Object, reason, relName string, err error
 // checkValues validates values against the chart's values.schema.json before
 // Helm does, so that a violation is an invalid spec, not a failed install.
 func (r *Reconciler) checkValues(vals map[string]any) *status.Failure {
-	if err := chartutil.ValidateAgainstSchema(r.chart.Chart, vals); err != nil {
+	validate := func() error { return chartutil.ValidateAgainstSchema(r.chart.Chart, vals) }
+	if r.schema != nil {
+		validate = func() error { return r.schema.validate(vals) }
+	}
+	if err := validate(); err != nil {
 		return &status.Failure{Reason: status.ReasonInvalidSpec, Message: "the spec translates into chart values the chart refuses: " + strings.TrimSpace(err.Error())}
 	}
 	return nil
@@ -571,6 +581,8 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 		// The API server validates what it is sent; Helm's client-side
 		// validation would download the cluster's OpenAPI document each time.
 		i.DisableOpenAPIValidation = true
+		// checkValues validated the values with the schema compiled once.
+		i.SkipSchemaValidation = r.schema != nil
 		// Hooks skip the post-renderer, so the gate would not see them; the
 		// charts have none, and none may run.
 		i.DisableHooks = true
@@ -607,6 +619,7 @@ func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, r
 		u.MaxHistory = r.maxHistory
 		u.Labels = labels
 		u.DisableOpenAPIValidation = true
+		u.SkipSchemaValidation = r.schema != nil
 		u.DisableHooks = true
 		u.PostRenderer = r.gated(ac, obj, relName, u.PostRenderer)
 		return nil
