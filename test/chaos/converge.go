@@ -117,12 +117,7 @@ func (k Checker) crs(ctx context.Context, ns string) ([]cr, error) {
 	}
 	for _, o := range llsds.Items {
 		c := cr{kind: "LlamaStackDistribution", prefix: llamastack.ReleasePrefix, ns: ns, name: o.Name, uid: o.UID, deleting: o.DeletionTimestamp != nil}
-		switch {
-		case o.Status.ObservedGeneration != o.Generation:
-			c.settled = fmt.Sprintf("status at generation %d of %d", o.Status.ObservedGeneration, o.Generation)
-		case k.WantReady && o.Status.Phase != llamav1alpha1.PhaseReady:
-			c.settled = fmt.Sprintf("phase %q", o.Status.Phase)
-		}
+		c.settled = k.unsettled(o.Generation, o.Status.ObservedGeneration, string(o.Status.Phase), string(llamav1alpha1.PhaseReady))
 		out = append(out, c)
 	}
 	tass := &trustyv1.TrustyAIServiceList{}
@@ -131,15 +126,21 @@ func (k Checker) crs(ctx context.Context, ns string) ([]cr, error) {
 	}
 	for _, o := range tass.Items {
 		c := cr{kind: "TrustyAIService", prefix: trustyai.ReleasePrefix, ns: ns, name: o.Name, uid: o.UID, deleting: o.DeletionTimestamp != nil}
-		switch {
-		case o.Status.ObservedGeneration != o.Generation:
-			c.settled = fmt.Sprintf("status at generation %d of %d", o.Status.ObservedGeneration, o.Generation)
-		case k.WantReady && o.Status.Phase != trustyv1.PhaseReady:
-			c.settled = fmt.Sprintf("phase %q", o.Status.Phase)
-		}
+		c.settled = k.unsettled(o.Generation, o.Status.ObservedGeneration, o.Status.Phase, trustyv1.PhaseReady)
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// unsettled says why a CR's status is not settled, "" when it is.
+func (k Checker) unsettled(generation, observed int64, phase, ready string) string {
+	switch {
+	case observed != generation:
+		return fmt.Sprintf("status at generation %d of %d", observed, generation)
+	case k.WantReady && phase != ready:
+		return fmt.Sprintf("phase %q", phase)
+	}
+	return ""
 }
 
 // release checks a CR's release records and the objects of its deployed

@@ -48,17 +48,8 @@ func TestKilledMidFlight(t *testing.T) {
 		t.Logf("upgrades %d: converged %s after the last restart", r, took.Round(time.Second))
 	}
 
-	// A fresh process computes the same renders: nothing to write.
 	op.Stop()
-	fresh := operator(t, "killed-fresh", "")
-	if err := fresh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(scale(20*time.Second, 40*time.Second))
-	mustRun(t, fresh, "while reconciling settled CRs")
-	if n := writesBy(t, "killed-fresh", ns); n != 0 {
-		t.Errorf("a fresh operator wrote %d times about settled CRs", n)
-	}
+	freshWritesNothing(t, "killed-fresh", ns, scale(20*time.Second, 40*time.Second))
 	if err := checker.Converged(t.Context(), ns); err != nil {
 		t.Error(err)
 	}

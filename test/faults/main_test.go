@@ -317,3 +317,19 @@ func mustRun(t *testing.T, o *chaos.Operator, when string) {
 		t.Fatalf("the operator exited %s (%v); its log ends:\n%s", when, err, tail(string(bytes.NewBuffer(b).String()), 30))
 	}
 }
+
+// freshWritesNothing runs a fresh operator process as user for a while: it
+// reconciles every CR, computes the same renders, and must write nothing
+// about namespace ns (no upgrade, repair, status or event).
+func freshWritesNothing(t *testing.T, user, ns string, d time.Duration) {
+	t.Helper()
+	fresh := operator(t, user, "")
+	if err := fresh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	mustRun(t, fresh, "while reconciling settled CRs")
+	if n := writesBy(t, user, ns); n != 0 {
+		t.Errorf("a fresh operator wrote %d times about settled CRs: their objects were not what a fresh render gives (%s)", n, byResource(t, user))
+	}
+}
