@@ -321,7 +321,7 @@ func run(o options) error {
 		change := costScale/cost100 - 1
 		scaleRows = []row{
 			{fmt.Sprintf("(vii) %d more CRs -> Deployments (%d in all)", n, o.scale), took.Round(time.Millisecond).String(), "", ""},
-			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.1f (%d refused)", perCRScale, refusedScale), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCRScale <= perCRObjects+4)},
+			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.2f (%d refused)", perCRScale, refusedScale), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCRScale <= perCRObjects+4)},
 			{fmt.Sprintf("(vii) time per CR, first %d vs next %d", o.crs, n), fmt.Sprintf("%.1f ms vs %.1f ms (%+.0f%%)", 1000*cost100, 1000*costScale, 100*change), "within +-20%", verdict(change >= -0.2 && change <= 0.2)},
 			{fmt.Sprintf("(vii) RSS, %d CRs idle (noise objects still there)", o.scale), fmt.Sprintf("%s (%.2fx the RSS at %d)", mib(rssScale), float64(rssScale)/float64(rssIdle), o.crs), "<= 2x", verdict(float64(rssScale) <= 2*float64(rssIdle))},
 		}
@@ -338,7 +338,7 @@ func run(o options) error {
 		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
 		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
 		{fmt.Sprintf("(iv) the same vs the API server's floor for their %d writes", writes100), fmt.Sprintf("%.2fx (floor %s, %.0f writes/s)", floorRatio, floor100.Round(time.Millisecond), float64(writes100)/floor100.Seconds()), "<= 2x", verdict(floorRatio <= 2)},
-		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.1f (%.1f objects; %d refused)", perCR, perCRObjects, refused), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
+		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.2f (%.1f objects; %d refused)", perCR, perCRObjects, refused), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
 		{fmt.Sprintf("(v) reads per new %s (watches aside)", o.kind), fmt.Sprintf("%.1f", readsPerCR), "", ""},
 		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
 	}
