@@ -32,7 +32,7 @@ demo: tools build manifests ## The local cluster, the CRDs, the operator and the
 	hack/demo.sh
 
 .PHONY: test
-test: tools manifests generate vet ## Run every test: unit, golden render, fuzz (FUZZTIME each), envtest integration, tests on the local cluster, kuttl e2e.
+test: tools manifests generate vet ## Run every test: unit, golden render, fuzz (FUZZTIME each), envtest integration, tests on the local cluster, fault tests (shortened), kuttl e2e.
 	$(MAKE) test-unit test-fuzz test-integration test-e2e
 
 ##@ Development
