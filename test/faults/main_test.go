@@ -12,7 +12,6 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -314,7 +313,7 @@ func mustRun(t *testing.T, o *chaos.Operator, when string) {
 	t.Helper()
 	if done, err := o.Exited(); done {
 		b, _ := os.ReadFile(o.Log)
-		t.Fatalf("the operator exited %s (%v); its log ends:\n%s", when, err, tail(string(bytes.NewBuffer(b).String()), 30))
+		t.Fatalf("the operator exited %s (%v); its log ends:\n%s", when, err, tail(string(b), 30))
 	}
 }
 
