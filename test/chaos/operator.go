@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -20,9 +23,19 @@ type Operator struct {
 	// Log receives stdout and stderr of every run.
 	Log string
 
+	// mu guards the current run: a test may sample the process (RSS) while
+	// another goroutine restarts it.
+	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+}
+
+// run is the current process and its end (nil before the first Start).
+func (o *Operator) run() (*exec.Cmd, chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cmd, o.done
 }
 
 // Start runs the process; it must not be running.
@@ -43,22 +56,29 @@ func (o *Operator) Start() error {
 		log.Close()
 		return err
 	}
-	o.cmd, o.done, o.err = cmd, make(chan struct{}), nil
-	go func(done chan struct{}) {
-		o.err = cmd.Wait()
+	done := make(chan struct{})
+	o.mu.Lock()
+	o.cmd, o.done, o.err = cmd, done, nil
+	o.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
 		log.Close()
+		o.mu.Lock()
+		o.err = err
+		o.mu.Unlock()
 		close(done)
-	}(o.done)
+	}()
 	return nil
 }
 
 // Running tells whether the process has been started and not exited.
 func (o *Operator) Running() bool {
-	if o.done == nil {
+	_, done := o.run()
+	if done == nil {
 		return false
 	}
 	select {
-	case <-o.done:
+	case <-done:
 		return false
 	default:
 		return true
@@ -68,11 +88,14 @@ func (o *Operator) Running() bool {
 // Exited returns the exit error of a process that ended by itself (nil and
 // false while it runs).
 func (o *Operator) Exited() (bool, error) {
-	if o.done == nil {
+	_, done := o.run()
+	if done == nil {
 		return false, nil
 	}
 	select {
-	case <-o.done:
+	case <-done:
+		o.mu.Lock()
+		defer o.mu.Unlock()
 		return true, o.err
 	default:
 		return false, nil
@@ -80,15 +103,38 @@ func (o *Operator) Exited() (bool, error) {
 }
 
 // Pid of the running process.
-func (o *Operator) Pid() int { return o.cmd.Process.Pid }
+func (o *Operator) Pid() int {
+	cmd, _ := o.run()
+	return cmd.Process.Pid
+}
+
+// RSS is the resident set of the running process, from /proc; false when
+// none runs.
+func (o *Operator) RSS() (int64, bool) {
+	if !o.Running() {
+		return 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.Pid()))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024, err == nil
+		}
+	}
+	return 0, false
+}
 
 // Kill sends SIGKILL and waits for the process to be gone.
 func (o *Operator) Kill() {
 	if !o.Running() {
 		return
 	}
-	_ = o.cmd.Process.Kill()
-	<-o.done
+	cmd, done := o.run()
+	_ = cmd.Process.Kill()
+	<-done
 }
 
 // Stop sends SIGTERM (the manager stops its controllers and steps down as
@@ -97,9 +143,10 @@ func (o *Operator) Stop() {
 	if !o.Running() {
 		return
 	}
-	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	cmd, done := o.run()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-o.done:
+	case <-done:
 	case <-time.After(30 * time.Second):
 		o.Kill()
 	}

@@ -1,11 +1,8 @@
 package faults
 
 import (
-	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +17,12 @@ import (
 func TestSoak(t *testing.T) {
 	rng := seed(t)
 	ns := newNamespace(t, "soak")
-	op := operator(t, "soak-op", "")
+	var pprof []string
+	if addr := os.Getenv("FAULTS_PPROF"); addr != "" {
+		// go tool pprof http://$FAULTS_PPROF/debug/pprof/heap while it runs.
+		pprof = []string{"--pprof-bind-address", addr}
+	}
+	op := operator(t, "soak-op", "", pprof...)
 	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,15 +79,8 @@ func sampleRSS(op *chaos.Operator, after time.Duration, stop <-chan struct{}) []
 		return nil
 	}
 	for {
-		if op.Running() {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", op.Pid())); err == nil {
-				for _, line := range strings.Split(string(b), "\n") {
-					if f := strings.Fields(line); len(f) > 1 && f[0] == "VmRSS:" {
-						kb, _ := strconv.ParseInt(f[1], 10, 64)
-						out = append(out, kb*1024)
-					}
-				}
-			}
+		if rss, ok := op.RSS(); ok {
+			out = append(out, rss)
 		}
 		select {
 		case <-time.After(15 * time.Second):

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -252,7 +253,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 
 	kc := "--kubeconfig=" + c.Kubeconfig
 	auth := []string{kc, "--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig}
-	if err := c.spawn(o, "kube-controller-manager", append(auth,
+	kcm := append(slices.Clone(auth),
 		// The token controllers need the CA's key; pods get projected tokens anyway.
 		"--controllers=*,-serviceaccount-token,-bootstrapsigner,-tokencleaner",
 		// Simulated nodes never fail; the node lifecycle controller (which lifts
@@ -263,10 +264,11 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		// Quick reactions: this is a test cluster.
 		"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
 		"--horizontal-pod-autoscaler-sync-period=2s",
-	)...); err != nil {
+	)
+	if err := c.spawn(o, "kube-controller-manager", append(kcm, noClientRateLimit...)...); err != nil {
 		return c, err
 	}
-	if err := c.spawn(o, "kube-scheduler", append(auth, "--leader-elect=false", "--secure-port=0")...); err != nil {
+	if err := c.spawn(o, "kube-scheduler", append(slices.Concat(auth, noClientRateLimit), "--leader-elect=false", "--secure-port=0")...); err != nil {
 		return c, err
 	}
 	stages := filepath.Join(o.Dir, "kwok-stages.yaml")
@@ -288,6 +290,14 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	return c, c.waitReady(ctx, cs, o.Nodes)
 }
+
+// noClientRateLimit lifts the controller-manager's and the scheduler's
+// client-side rate limits (20 and 50 requests/s by default) as kwokctl's
+// --disable-qps-limits does, with its figures: with hundreds of Deployments
+// rolling at once (a soak's shared CA bundle edit) the controller-manager
+// otherwise falls minutes behind, and every test waits for it instead of for
+// the operator. kwok itself has no client rate limit.
+var noClientRateLimit = []string{"--kube-api-qps=5000", "--kube-api-burst=10000"}
 
 // node is a simulated node: big enough for any test, in one of three zones.
 func node(i int) *corev1.Node {
