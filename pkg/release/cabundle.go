@@ -98,7 +98,12 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 		if err != nil {
 			return fmt.Errorf("write CA bundle ConfigMap %s: %w", name, err)
 		}
-		b.Recorder.Eventf(cr, corev1.EventTypeNormal, "CABundleUpdated", "ConfigMap %s holds %d certificates merged from %s", name, t.Bundle.Certificates, strings.Join(t.Sources, ", "))
+		// A changed bundle restarts the pods: an event. Its first version is
+		// part of the install or upgrade that mounts it, whose event says so
+		// (and TrustReady the certificates).
+		if stored != nil && !maps.Equal(stored.Data, want) {
+			b.Recorder.Eventf(cr, corev1.EventTypeNormal, "CABundleUpdated", "ConfigMap %s holds %d certificates merged from %s", name, t.Bundle.Certificates, strings.Join(t.Sources, ", "))
+		}
 		if len(t.Bundle.Warnings) > 0 {
 			b.Recorder.Eventf(cr, corev1.EventTypeWarning, "CABundleWarnings", "%s", trust.Summary(t.Bundle.Warnings))
 		}

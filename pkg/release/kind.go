@@ -35,7 +35,9 @@ type Meta struct {
 	WarningConditions []string
 	// CreatedEvents name, by kind, an event emitted on install for each
 	// object of that kind the release creates (upstream operators' reasons,
-	// such as TrustyAI's PVCCreated).
+	// such as TrustyAI's PVCCreated). They stand in for the Installed event
+	// when the release creates any: one install, one event, in the reasons
+	// upstream's users already watch for.
 	CreatedEvents map[string]string
 	// NamespaceWatches are the objects, not rendered by the chart, that the
 	// kind's CRs act on (model servers): they are watched as metadata, and a

@@ -592,11 +592,15 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 	if err != nil {
 		return r.failed(obj, "InstallFailed", relName, err)
 	}
-	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
+	upstream := false
 	for _, o := range manifestObjects(rel.Manifest) {
 		if reason := r.meta.CreatedEvents[o.Kind]; reason != "" {
-			r.recorder.Eventf(obj, corev1.EventTypeNormal, reason, "created %s %s", o.Kind, o.Name)
+			r.recorder.Eventf(obj, corev1.EventTypeNormal, reason, "created %s %s (installed release %s revision %d)", o.Kind, o.Name, rel.Name, rel.Version)
+			upstream = true
 		}
+	}
+	if !upstream {
+		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
 	}
 	return nil, nil
 }

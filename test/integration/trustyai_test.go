@@ -550,3 +550,40 @@ func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
 	require.NoError(t, k8s.Delete(context.Background(), cr))
 	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 }
+
+// A new TrustyAIService costs few writes too: its rendered objects and its
+// CA bundle, the finalizer, the release record, one status, and one event,
+// upstream's PVCCreated, which stands in for Installed; the bundle's first
+// version is part of the install. A change of the bundle is an event of its
+// own (the pods restart). The writes are printed for the record.
+func TestNewTrustyAIServiceWrites(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"odh-ca-bundle.crt": newCA(t, "odh-1")})))
+	mark := operatorRequests.mark()
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "count")))
+	waitTAS(t, ns, "count", "TrustReady", metav1.ConditionTrue, "BundleMerged")
+	waitTAS(t, ns, "count", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	time.Sleep(5 * reconcilePeriod)
+	writes := operatorRequests.writesAbout(ns, mark)
+	events, creates := 0, 0
+	for _, w := range writes {
+		switch {
+		case strings.Contains(w, "/events"):
+			events++
+		case strings.HasPrefix(w, "POST ") && !strings.Contains(w, "-"+ns+"."):
+			creates++ // a rendered object or the bundle (not the release record)
+		}
+	}
+	t.Logf("%d writes for a new TrustyAIService (%d objects created, %d events):\n%s", len(writes), creates, events, strings.Join(writes, "\n"))
+	assert.Equal(t, 1, events, "one event: PVCCreated")
+	assert.LessOrEqual(t, len(writes), creates+4, "writes <= objects + 4 (issue 13's target)")
+	require.NoError(t, hasReason(t, ns, "count", "PVCCreated"))
+	assert.NotContains(t, eventReasons(t, ns, "count"), "Installed")
+	assert.NotContains(t, eventReasons(t, ns, "count"), "CABundleUpdated")
+
+	odh := &corev1.ConfigMap{}
+	require.NoError(t, get(ns, "odh-trusted-ca-bundle", odh))
+	odh.Data["odh-ca-bundle.crt"] = newCA(t, "odh-2")
+	require.NoError(t, k8s.Update(context.Background(), odh))
+	eventually(t, "a CABundleUpdated event", func() error { return hasReason(t, ns, "count", "CABundleUpdated") })
+}
