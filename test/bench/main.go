@@ -153,8 +153,30 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if k.subjectCR != nil {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.subjectCR.GetNamespace()}}); err != nil {
+			return err
+		}
+	}
 	if err := c.Create(ctx, subject); err != nil {
 		return err
+	}
+	if k.subjectCR != nil {
+		if err := c.Create(ctx, k.subjectCR); err != nil {
+			return err
+		}
+		if err := reconciled(ctx, c, k, k.subjectCR); err != nil {
+			return fmt.Errorf("the latency subject: %w", err)
+		}
+	}
+	if k.shared != nil {
+		cm, err := k.shared(0)
+		if err != nil {
+			return err
+		}
+		if err := c.Create(ctx, cm); err != nil {
+			return err
+		}
 	}
 
 	if o.warmup {
@@ -275,7 +297,7 @@ func run(o options) error {
 		}
 		if err := waitForEvery(30*time.Second, 5*time.Millisecond, func() error {
 			d := &appsv1.Deployment{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: "bench", Name: k.deployment}, d); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: subject.Namespace, Name: k.deployment}, d); err != nil {
 				return err
 			}
 			if got := d.Spec.Template.Annotations[k.annotation]; got != want {
@@ -289,6 +311,14 @@ func run(o options) error {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p50, p99 := percentile(lat, 50), percentile(lat, 99)
+	var sharedRows []row
+	if k.shared != nil {
+		took, err := sharedEdit(ctx, c, k, o.crs)
+		if err != nil {
+			return err
+		}
+		sharedRows = append(sharedRows, row{fmt.Sprintf("(ii) an edit of the ConfigMap all %d %ss read -> all their Deployments rolled", o.crs, o.kind), took.Round(time.Millisecond).String(), "", ""})
+	}
 
 	// (vii) scaling: CRs up to -scale, their time and writes per CR, RSS.
 	var scaleRows []row
@@ -346,13 +376,16 @@ func run(o options) error {
 		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
+	}
+	rows = append(rows, sharedRows...)
+	rows = append(rows, []row{
 		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
 		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
 		{fmt.Sprintf("(iv) the same vs the API server's floor for their %d writes", writes100), fmt.Sprintf("%.2fx (floor %s, %.0f writes/s)", floorRatio, floor100.Round(time.Millisecond), float64(writes100)/floor100.Seconds()), "<= 2x", verdict(floorRatio <= 2)},
 		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.2f (%.1f objects; %d refused)", perCR, perCRObjects, refused), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
 		{fmt.Sprintf("(v) reads per new %s (watches aside)", o.kind), fmt.Sprintf("%.1f", readsPerCR), "", ""},
 		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
-	}
+	}...)
 	rows = append(rows, scaleRows...)
 	printTable(rows)
 	return nil
@@ -380,8 +413,7 @@ func createBatch(ctx context.Context, c client.Client, k benchKind, from, to int
 }
 
 // warmUp reconciles one CR of the kind in namespace warmup, which it keeps
-// (the figures count namespace bench only), and lets its status writes
-// settle.
+// (the figures count namespace bench only).
 func warmUp(ctx context.Context, c client.Client, k benchKind) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "warmup"}}); err != nil {
 		return err
@@ -391,6 +423,49 @@ func warmUp(ctx context.Context, c client.Client, k benchKind) error {
 	if err := c.Create(ctx, cr); err != nil {
 		return err
 	}
+	return reconciled(ctx, c, k, cr)
+}
+
+// sharedEdit edits the ConfigMap every CR of namespace bench reads and
+// returns the time until all n Deployments carry its new hash.
+func sharedEdit(ctx context.Context, c client.Client, k benchKind, n int) (time.Duration, error) {
+	next, err := k.shared(1)
+	if err != nil {
+		return 0, err
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(next), cm); err != nil {
+		return 0, err
+	}
+	cm.Data = next.Data
+	want := k.hash(cm)
+	fmt.Fprintf(os.Stderr, "bench: one edit of ConfigMap %s, which all %d CRs read\n", cm.Name, n)
+	t0 := time.Now()
+	if err := c.Update(ctx, cm); err != nil {
+		return 0, err
+	}
+	err = waitForEvery(10*time.Minute, 100*time.Millisecond, func() error {
+		list := &appsv1.DeploymentList{}
+		if err := c.List(ctx, list, client.InNamespace("bench")); err != nil {
+			return err
+		}
+		rolled := 0
+		for _, d := range list.Items {
+			if d.Spec.Template.Annotations[k.annotation] == want {
+				rolled++
+			}
+		}
+		if rolled < n {
+			return fmt.Errorf("%d of %d Deployments rolled", rolled, n)
+		}
+		return nil
+	})
+	return time.Since(t0), err
+}
+
+// reconciled waits until cr (created) has a status at its generation and
+// its namespace a Deployment, and lets its last status write settle.
+func reconciled(ctx context.Context, c client.Client, k benchKind, cr client.Object) error {
 	err := waitFor(2*time.Minute, func() error {
 		got := cr.DeepCopyObject().(client.Object)
 		if err := c.Get(ctx, client.ObjectKeyFromObject(cr), got); err != nil {
@@ -401,7 +476,7 @@ func warmUp(ctx context.Context, c client.Client, k benchKind) error {
 		}
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
-		if err := c.List(ctx, list, client.InNamespace("warmup")); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(cr.GetNamespace())); err != nil {
 			return err
 		}
 		if len(list.Items) == 0 {
@@ -517,8 +592,13 @@ func allObserved(ctx context.Context, c client.Client, k benchKind, n int) error
 // benchKind is what the bench creates and measures for a kind.
 type benchKind struct {
 	cr func(i int) client.Object
-	// subject is the ConfigMap CR 0 reads, in its i-th content.
-	subject func(i int) (*corev1.ConfigMap, error)
+	// subject is the ConfigMap one CR reads, in its i-th content: CR 0 of
+	// the batch, or subjectCR when set (created with it, in its namespace).
+	subject   func(i int) (*corev1.ConfigMap, error)
+	subjectCR client.Object
+	// shared, when set, is a ConfigMap every CR of the batch reads, in its
+	// i-th content: one edit of it is timed until all have rolled.
+	shared func(i int) (*corev1.ConfigMap, error)
 	// hash is the pod-template annotation the subject's content gives, on
 	// Deployment deployment under annotation.
 	hash                   func(*corev1.ConfigMap) string
@@ -559,18 +639,22 @@ func benchKindOf(kind string) (benchKind, error) {
 			cr: func(i int) client.Object {
 				return &trustyv1.TrustyAIService{
 					ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("tas-%03d", i)},
-					Spec: trustyv1.TrustyAIServiceSpec{
-						Storage: trustyv1.StorageSpec{Format: "PVC", Folder: "/inputs", Size: "1Gi"},
-						Data:    trustyv1.DataSpec{Filename: "data.csv", Format: "CSV"},
-						Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-					},
+					Spec:       tasSpec,
 				}
 			},
-			// Every service of the namespace reads Open Data Hub's bundle: a
-			// CA edit rolls them all; the figure is CR 0's.
+			// A service reads the Open Data Hub bundle of its namespace, the
+			// only ConfigMap it reads: the latency subject is that of a
+			// namespace with one service; that of bench, which all the
+			// batch's services read, is edited once (shared).
 			subject: func(i int) (*corev1.ConfigMap, error) {
-				ca, err := trusttest.CA(fmt.Sprintf("bench %d", i))
-				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: trust.ODHBundle}, Data: map[string]string{"ca-bundle.crt": ca}}, err
+				return odhBundle("bench-ca", fmt.Sprintf("bench %d", i))
+			},
+			subjectCR: &trustyv1.TrustyAIService{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "bench-ca", Name: "tas-ca"},
+				Spec:       tasSpec,
+			},
+			shared: func(i int) (*corev1.ConfigMap, error) {
+				return odhBundle("bench", fmt.Sprintf("bench shared %d", i))
 			},
 			hash: func(cm *corev1.ConfigMap) string {
 				b, err := trust.Merge([]trust.Source{{Name: "odh", Data: cm.Data}, {Name: "public roots", DER: trust.PublicRoots()}}, trust.Options{})
@@ -579,7 +663,7 @@ func benchKindOf(kind string) (benchKind, error) {
 				}
 				return trust.ContentHash(map[string]string{trust.BundleKey: string(b.PEM)}, nil)
 			},
-			deployment: "tas-000", annotation: trustyai.AnnotationCABundleHash,
+			deployment: "tas-ca", annotation: trustyai.AnnotationCABundleHash,
 			list: func() client.ObjectList { return &trustyv1.TrustyAIServiceList{} },
 			observed: func(o runtime.Object) bool {
 				cr := o.(*trustyv1.TrustyAIService)
@@ -588,6 +672,19 @@ func benchKindOf(kind string) (benchKind, error) {
 		}, nil
 	}
 	return benchKind{}, fmt.Errorf("-kind %q: LlamaStackDistribution or TrustyAIService", kind)
+}
+
+// tasSpec is the spec of the bench's TrustyAIServices: PVC storage.
+var tasSpec = trustyv1.TrustyAIServiceSpec{
+	Storage: trustyv1.StorageSpec{Format: "PVC", Folder: "/inputs", Size: "1Gi"},
+	Data:    trustyv1.DataSpec{Filename: "data.csv", Format: "CSV"},
+	Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
+}
+
+// odhBundle is an Open Data Hub CA bundle of one new CA.
+func odhBundle(ns, ca string) (*corev1.ConfigMap, error) {
+	pem, err := trusttest.CA(ca)
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: trust.ODHBundle}, Data: map[string]string{"ca-bundle.crt": pem}}, err
 }
 
 // writes sums the operator's non-read API requests from its client metrics.
