@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 const (
@@ -167,7 +168,7 @@ func Resolve(req Request, lookup Lookup) (Outcome, error) {
 	for _, src := range sources {
 		out.Sources = append(out.Sources, src.Name)
 	}
-	b, err := Merge(sources, Options{})
+	b, err := merges.merge(sources, time.Now())
 	var tl *TooLargeError
 	switch {
 	case errors.As(err, &tl):

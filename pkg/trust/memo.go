@@ -1,0 +1,123 @@
+package trust
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The CRs of a namespace read the same sources (its Open Data Hub bundle, the
+// public roots), and an edit of one reconciles them all at once: each merge
+// parses every certificate again and encodes a bundle of a few hundred KiB.
+// Resolve remembers the last few merges, by their inputs, for a minute (the
+// expiry warnings are as of the merge).
+const (
+	memoSize = 4
+	memoTTL  = time.Minute
+)
+
+type memoEntry struct {
+	key    [sha256.Size]byte
+	at     time.Time
+	bundle *Bundle
+	err    error
+}
+
+type mergeMemo struct {
+	mu      sync.Mutex
+	entries []memoEntry // most recent first
+}
+
+var merges mergeMemo
+
+// merge is Merge(sources, Options{}) with the memo: a result of the same
+// inputs less than memoTTL old is returned again. The Bundle is shared:
+// callers do not modify it.
+func (m *mergeMemo) merge(sources []Source, now time.Time) (*Bundle, error) {
+	key := sourcesKey(sources)
+	m.mu.Lock()
+	for i, e := range m.entries {
+		if e.key == key && now.Sub(e.at) < memoTTL && !now.Before(e.at) {
+			m.mu.Unlock()
+			return e.bundle, e.err
+		}
+		if e.key == key {
+			m.entries = slices.Delete(m.entries, i, i+1)
+			break
+		}
+	}
+	m.mu.Unlock()
+	// Concurrent misses of one key each merge; the results are the same.
+	b, err := Merge(sources, Options{Now: now})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = slices.DeleteFunc(m.entries, func(e memoEntry) bool { return e.key == key })
+	m.entries = slices.Insert(m.entries, 0, memoEntry{key: key, at: now, bundle: b, err: err})
+	if len(m.entries) > memoSize {
+		m.entries = m.entries[:memoSize]
+	}
+	return b, err
+}
+
+// sourcesKey digests everything Merge reads of the sources, every field
+// length-prefixed so that no two inputs share a digest by concatenation.
+func sourcesKey(sources []Source) [sha256.Size]byte {
+	h := sha256.New()
+	for _, s := range sources {
+		writeField(h, []byte(s.Name))
+		if s.Strict {
+			writeField(h, []byte{1})
+		} else {
+			writeField(h, []byte{0})
+		}
+		if s.Keys == nil {
+			writeLen(h, -1)
+		} else {
+			writeLen(h, len(s.Keys))
+			for _, k := range s.Keys {
+				writeField(h, []byte(k))
+			}
+		}
+		keys := make([]string, 0, len(s.Data))
+		for k := range s.Data {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		writeLen(h, len(keys))
+		for _, k := range keys {
+			writeField(h, []byte(k))
+			writeField(h, []byte(s.Data[k]))
+		}
+		keys = keys[:0]
+		for k := range s.BinaryData {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		writeLen(h, len(keys))
+		for _, k := range keys {
+			writeField(h, []byte(k))
+			writeField(h, s.BinaryData[k])
+		}
+		writeLen(h, len(s.DER))
+		for _, d := range s.DER {
+			writeField(h, d)
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+func writeLen(h hash.Hash, n int) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(int64(n)))
+	h.Write(b[:])
+}
+
+func writeField(h hash.Hash, b []byte) {
+	writeLen(h, len(b))
+	h.Write(b)
+}
