@@ -176,6 +176,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		Capabilities:      detector.Capabilities,
 		OperatorNamespace: o.OperatorNamespace,
 		SettingsConfigMap: o.SettingsConfigMap,
+		Bundles:           &release.WrittenBundles{},
 	}
 	actions, err := release.NewActionClientGetter(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace)
 	if err != nil {

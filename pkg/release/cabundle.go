@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,51 @@ type CABundle struct {
 	Recorder record.EventRecorder
 	// Owner is the CR's kind.
 	Owner schema.GroupVersionKind
+	// Written remembers the operator's writes, so that an unchanged bundle
+	// is read as metadata only; nil reads it whole every time.
+	Written *WrittenBundles
+}
+
+// StoredBundle is the operator's bundle ConfigMap as it is now: its
+// metadata and the content hash of its data.
+type StoredBundle struct {
+	metav1.ObjectMeta
+	// Hash is trust.ContentHash of its data and binary data.
+	Hash string
+}
+
+// WrittenBundles remembers, for each bundle ConfigMap, the resourceVersion
+// and content hash of the operator's last write of it. A bundle of the
+// public roots is a few hundred KiB, and every reconcile of its CR looks at
+// it: when its resourceVersion is still the one written, the data is what
+// was written, and its metadata is all that is read. Any other write (a
+// user's edit) changes the resourceVersion, and the bundle is read whole and
+// compared again. A new process starts empty.
+type WrittenBundles struct{ m sync.Map }
+
+type writtenBundle struct{ resourceVersion, hash string }
+
+func (w *WrittenBundles) lookup(key client.ObjectKey, resourceVersion string) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	v, ok := w.m.Load(key)
+	if !ok || v.(writtenBundle).resourceVersion != resourceVersion {
+		return "", false
+	}
+	return v.(writtenBundle).hash, true
+}
+
+func (w *WrittenBundles) record(key client.ObjectKey, resourceVersion, hash string) {
+	if w != nil {
+		w.m.Store(key, writtenBundle{resourceVersion: resourceVersion, hash: hash})
+	}
+}
+
+func (w *WrittenBundles) forget(key client.ObjectKey) {
+	if w != nil {
+		w.m.Delete(key)
+	}
 }
 
 func (b CABundle) ownership(cr client.Object) guard.Ownership {
@@ -36,20 +82,38 @@ func (b CABundle) ownership(cr client.Object) guard.Ownership {
 
 // Stored reads the bundle ConfigMap of the name: the operator's (nil when
 // absent), or conflict when a ConfigMap of that name is someone else's,
-// which is neither mounted, nor overwritten, nor deleted.
-func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (stored *corev1.ConfigMap, conflict, err error) {
-	cm := &corev1.ConfigMap{}
-	err = b.Reader.Get(ctx, client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}, cm)
+// which is neither mounted, nor overwritten, nor deleted. It reads the
+// metadata, and the data only when the operator did not write this version.
+func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (stored *StoredBundle, conflict, err error) {
+	key := client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}
+	ref := "ConfigMap " + key.Namespace + "/" + key.Name
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	err = b.Reader.Get(ctx, key, meta)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil, nil
 	case err != nil:
 		return nil, nil, fmt.Errorf("read CA bundle ConfigMap %s: %w", name, err)
 	}
-	if conflict := b.ownership(cr).Check("ConfigMap "+cr.GetNamespace()+"/"+name, cm.Labels, cm.Annotations, cm.OwnerReferences); conflict != nil {
+	if conflict := b.ownership(cr).Check(ref, meta.Labels, meta.Annotations, meta.OwnerReferences); conflict != nil {
 		return nil, conflict, nil
 	}
-	return cm, nil, nil
+	if hash, ok := b.Written.lookup(key, meta.ResourceVersion); ok {
+		return &StoredBundle{ObjectMeta: meta.ObjectMeta, Hash: hash}, nil, nil
+	}
+	cm := &corev1.ConfigMap{}
+	err = b.Reader.Get(ctx, key, cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("read CA bundle ConfigMap %s: %w", name, err)
+	}
+	if conflict := b.ownership(cr).Check(ref, cm.Labels, cm.Annotations, cm.OwnerReferences); conflict != nil {
+		return nil, conflict, nil
+	}
+	return &StoredBundle{ObjectMeta: cm.ObjectMeta, Hash: trust.ContentHash(cm.Data, cm.BinaryData)}, nil, nil
 }
 
 // Resolve merges the CA sources of the request, reading them from the API server.
@@ -71,23 +135,24 @@ func (b CABundle) Resolve(ctx context.Context, req trust.Request) (trust.Outcome
 // absent) hold the outcome's bundle, or removes it when no CA source applies
 // any more. On a failed merge it leaves the last good bundle alone. labels
 // are the ConfigMap's labels besides LabelManaged.
-func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labels map[string]string, t trust.Outcome, stored *corev1.ConfigMap) error {
+func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labels map[string]string, t trust.Outcome, stored *StoredBundle) error {
+	key := client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}
 	switch {
 	case t.Bundle != nil:
-		want := map[string]string{trust.BundleKey: string(t.Bundle.PEM)}
-		if stored != nil && maps.Equal(stored.Data, want) && len(stored.BinaryData) == 0 && metav1.IsControlledBy(stored, cr) {
+		hash := t.MountHash()
+		if stored != nil && stored.Hash == hash && metav1.IsControlledBy(stored, cr) {
 			return nil
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cr.GetNamespace(), Name: name}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		if stored != nil {
-			cm = stored.DeepCopy()
+			cm.ObjectMeta = *stored.ObjectMeta.DeepCopy()
 		}
 		if cm.Labels == nil {
 			cm.Labels = map[string]string{}
 		}
 		maps.Copy(cm.Labels, labels)
 		cm.Labels[LabelManaged] = "true"
-		cm.Data, cm.BinaryData = want, nil
+		cm.Data = map[string]string{trust.BundleKey: string(t.Bundle.PEM)}
 		cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cr, b.Owner)}
 		var err error
 		if stored == nil {
@@ -96,23 +161,31 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 			err = b.Client.Update(ctx, cm)
 		}
 		if err != nil {
+			b.Written.forget(key)
 			return fmt.Errorf("write CA bundle ConfigMap %s: %w", name, err)
 		}
+		b.Written.record(key, cm.ResourceVersion, hash)
 		// A changed bundle restarts the pods: an event. Its first version is
 		// part of the install or upgrade that mounts it, whose event says so
 		// (and TrustReady the certificates).
-		if stored != nil && !maps.Equal(stored.Data, want) {
+		if stored != nil && stored.Hash != hash {
 			b.Recorder.Eventf(cr, corev1.EventTypeNormal, "CABundleUpdated", "ConfigMap %s holds %d certificates merged from %s", name, t.Bundle.Certificates, strings.Join(t.Sources, ", "))
 		}
 		if len(t.Bundle.Warnings) > 0 {
 			b.Recorder.Eventf(cr, corev1.EventTypeWarning, "CABundleWarnings", "%s", trust.Summary(t.Bundle.Warnings))
 		}
 	case !t.Wanted && stored != nil:
-		if err := b.Client.Delete(ctx, stored, client.Preconditions{UID: &stored.UID}); client.IgnoreNotFound(err) != nil {
+		b.Written.forget(key)
+		if err := b.Client.Delete(ctx, stored.object(), client.Preconditions{UID: &stored.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("remove CA bundle ConfigMap %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// object is the ConfigMap, for a delete.
+func (s *StoredBundle) object() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, UID: s.UID}}
 }
 
 // Delete removes the bundle ConfigMap when the CR is deleted: it is not part
@@ -121,9 +194,10 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 // deleted, with its UID as a precondition; a user's ConfigMap of that name
 // is left alone.
 func (b CABundle) Delete(ctx context.Context, cr client.Object, name string) error {
-	cm, conflict, err := b.Stored(ctx, cr, name)
-	if err != nil || conflict != nil || cm == nil {
+	stored, conflict, err := b.Stored(ctx, cr, name)
+	if err != nil || conflict != nil || stored == nil {
 		return err
 	}
-	return client.IgnoreNotFound(b.Client.Delete(ctx, cm, client.Preconditions{UID: &cm.UID}))
+	b.Written.forget(client.ObjectKeyFromObject(stored.object()))
+	return client.IgnoreNotFound(b.Client.Delete(ctx, stored.object(), client.Preconditions{UID: &stored.UID}))
 }

@@ -29,6 +29,9 @@ type Deps struct {
 	OperatorNamespace, SettingsConfigMap string
 	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
 	Environ func() []string
+	// Bundles remembers the CA bundle ConfigMaps the operator wrote (nil:
+	// they are read whole every time).
+	Bundles *WrittenBundles
 }
 
 // Env is the process environment.
@@ -63,7 +66,7 @@ func (d Deps) SharedConfigMaps() []string {
 
 // Bundle is the I/O of the merged CA bundles of CRs of the owner kind.
 func (d Deps) Bundle(owner schema.GroupVersionKind) CABundle {
-	return CABundle{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner}
+	return CABundle{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner, Written: d.Bundles}
 }
 
 // GetOptional reads an object; it returns nil without error when it does not exist.

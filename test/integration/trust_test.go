@@ -273,3 +273,31 @@ func TestEmptyBundleIsNotMounted(t *testing.T) {
 	}
 	require.NoError(t, gone(ns, "empty-ca-bundle", &corev1.ConfigMap{}))
 }
+
+// The bundle ConfigMap is the operator's: an edit of its data by anyone else
+// is written back (the operator reads it whole again only when its
+// resourceVersion is not the one it wrote), and the pods do not restart.
+func TestEditedBundleIsWrittenBack(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "my-cas", map[string]string{"ca-bundle.crt": newCA(t, "ca-a")})))
+	cr := newLLSD(ns, "edited")
+	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "my-cas"}}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitTrust(t, ns, "edited", "BundleMerged")
+	good := bundleOf(t, ns, "edited")
+	ann, rv, _ := podTemplate(t, ns, "edited")
+
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, get(ns, "edited-ca-bundle", cm))
+	cm.Data["ca-bundle.crt"] = newCA(t, "intruder")
+	require.NoError(t, k8s.Update(context.Background(), cm))
+	eventually(t, "the bundle written back", func() error {
+		if got := bundleOf(t, ns, "edited"); got != good {
+			return fmt.Errorf("the bundle holds %d bytes, not the %d merged", len(got), len(good))
+		}
+		return nil
+	})
+	annAfter, rvAfter, _ := podTemplate(t, ns, "edited")
+	assert.Equal(t, rv, rvAfter, "nothing restarts")
+	assert.Equal(t, ann[llamastack.AnnotationCABundleHash], annAfter[llamastack.AnnotationCABundleHash])
+}

@@ -24,7 +24,7 @@ type Inputs struct {
 	trust trust.Outcome
 	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
 	// the operator's (Prepare updates it).
-	stored *corev1.ConfigMap
+	stored *release.StoredBundle
 }
 
 // Gather implements release.Kind: the operator's settings, the platform, the

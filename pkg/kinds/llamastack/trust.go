@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
@@ -21,7 +20,7 @@ func (k *Kind) bundle() release.CABundle {
 // ConfigMaps the chart renders on OpenShift, the public roots, and whether
 // the bundle's own name is free (stored is the operator's bundle, conflict
 // the error when a ConfigMap of that name is someone else's).
-func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources, stored *corev1.ConfigMap, conflict error) trust.Request {
+func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources, stored *release.StoredBundle, conflict error) trust.Request {
 	req := trust.Request{
 		Namespace:             cr.Namespace,
 		CrossNamespace:        s.CrossNamespaceCABundles,
@@ -40,7 +39,7 @@ func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources 
 		req.Injected = append(req.Injected, trustedCAName(cr.Name))
 	}
 	if stored != nil {
-		req.LastGood = trust.ContentHash(stored.Data, stored.BinaryData)
+		req.LastGood = stored.Hash
 	}
 	return req
 }
@@ -48,7 +47,7 @@ func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources 
 // gatherTrust reads the bundle ConfigMap and the CA sources of a CR and
 // merges them. Problems the user fixes are in the outcome; API errors are
 // returned.
-func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources) (trust.Outcome, *corev1.ConfigMap, error) {
+func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources) (trust.Outcome, *release.StoredBundle, error) {
 	b := k.bundle()
 	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
 	if err != nil {

@@ -22,7 +22,7 @@ type Inputs struct {
 	trust trust.Outcome
 	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
 	// the operator's (Prepare updates it).
-	stored *corev1.ConfigMap
+	stored *release.StoredBundle
 	// wiring is what Prepare did to the model servers; nil before.
 	wiring *wiring
 }
@@ -111,13 +111,13 @@ func clusterOf(caps release.Capabilities) cluster {
 // trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift
 // the injected service CA and cluster trust, and the public roots (the
 // bundle replaces the JVM's and the proxy's trust stores).
-func trustRequest(cr *trustyv1.TrustyAIService, p cluster, stored *corev1.ConfigMap, conflict error) trust.Request {
+func trustRequest(cr *trustyv1.TrustyAIService, p cluster, stored *release.StoredBundle, conflict error) trust.Request {
 	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict}
 	if p.OpenShift {
 		req.Injected = []string{serviceCAName(cr.Name), trustedCAName(cr.Name)}
 	}
 	if stored != nil {
-		req.LastGood = trust.ContentHash(stored.Data, stored.BinaryData)
+		req.LastGood = stored.Hash
 	}
 	return req
 }
