@@ -44,7 +44,7 @@ type StoredBundle struct {
 
 // WrittenBundles remembers, for each bundle ConfigMap, the resourceVersion
 // and content hash of the operator's last write of it. A bundle of the
-// public roots is a few hundred KiB, and every reconcile of its CR looks at
+// public roots is over 170 KiB, and every reconcile of its CR looks at
 // it: when its resourceVersion is still the one written, the data is what
 // was written, and its metadata is all that is read. Any other write (a
 // user's edit) changes the resourceVersion, and the bundle is read whole and
