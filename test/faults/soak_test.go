@@ -38,16 +38,18 @@ func TestSoak(t *testing.T) {
 			return op.Start()
 		},
 		Logf: t.Logf,
-		// The last 10 minutes of a full soak without restarts: its RSS is
-		// judged there.
-		QuietTail: scale(time.Duration(0), 10*time.Minute),
+		// The last 15 minutes of a full soak without restarts; its RSS is
+		// judged over the last 10, once the process that runs them has
+		// warmed up (caches filled, heap grown to its working size).
+		QuietTail: scale(time.Duration(0), 15*time.Minute),
 	}
+	rssWindow := scale(time.Duration(0), 10*time.Minute)
 	if err := s.Setup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	samples := make(chan []int64, 1)
 	stop := make(chan struct{})
-	go func() { samples <- sampleRSS(op, s.Duration-s.QuietTail, stop) }()
+	go func() { samples <- sampleRSS(op, s.Duration-rssWindow, stop) }()
 	counts, err := s.Run(t.Context())
 	close(stop)
 	if err != nil {
