@@ -87,31 +87,32 @@ func (b CABundle) ownership(cr client.Object) guard.Ownership {
 func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (stored *StoredBundle, conflict, err error) {
 	key := client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}
 	ref := "ConfigMap " + key.Namespace + "/" + key.Name
+	// read reads obj and checks that it is the operator's: found is false
+	// when it does not exist or is someone else's (conflict).
+	read := func(obj client.Object) (found bool, conflict, err error) {
+		err = b.Reader.Get(ctx, key, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, nil, nil
+		case err != nil:
+			return false, nil, fmt.Errorf("read CA bundle ConfigMap %s: %w", name, err)
+		}
+		if conflict := b.ownership(cr).Check(ref, obj.GetLabels(), obj.GetAnnotations(), obj.GetOwnerReferences()); conflict != nil {
+			return false, conflict, nil
+		}
+		return true, nil, nil
+	}
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	err = b.Reader.Get(ctx, key, meta)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil, nil
-	case err != nil:
-		return nil, nil, fmt.Errorf("read CA bundle ConfigMap %s: %w", name, err)
-	}
-	if conflict := b.ownership(cr).Check(ref, meta.Labels, meta.Annotations, meta.OwnerReferences); conflict != nil {
-		return nil, conflict, nil
+	if found, conflict, err := read(meta); !found {
+		return nil, conflict, err
 	}
 	if hash, ok := b.Written.lookup(key, meta.ResourceVersion); ok {
 		return &StoredBundle{ObjectMeta: meta.ObjectMeta, Hash: hash}, nil, nil
 	}
 	cm := &corev1.ConfigMap{}
-	err = b.Reader.Get(ctx, key, cm)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil, nil
-	case err != nil:
-		return nil, nil, fmt.Errorf("read CA bundle ConfigMap %s: %w", name, err)
-	}
-	if conflict := b.ownership(cr).Check(ref, cm.Labels, cm.Annotations, cm.OwnerReferences); conflict != nil {
-		return nil, conflict, nil
+	if found, conflict, err := read(cm); !found {
+		return nil, conflict, err
 	}
 	return &StoredBundle{ObjectMeta: cm.ObjectMeta, Hash: trust.ContentHash(cm.Data, cm.BinaryData)}, nil, nil
 }

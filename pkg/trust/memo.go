@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -81,26 +82,8 @@ func sourcesKey(sources []Source) [sha256.Size]byte {
 				writeField(h, []byte(k))
 			}
 		}
-		keys := make([]string, 0, len(s.Data))
-		for k := range s.Data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		writeLen(h, len(keys))
-		for _, k := range keys {
-			writeField(h, []byte(k))
-			writeField(h, []byte(s.Data[k]))
-		}
-		keys = keys[:0]
-		for k := range s.BinaryData {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		writeLen(h, len(keys))
-		for _, k := range keys {
-			writeField(h, []byte(k))
-			writeField(h, s.BinaryData[k])
-		}
+		writeMap(h, s.Data)
+		writeMap(h, s.BinaryData)
 		writeLen(h, len(s.DER))
 		for _, d := range s.DER {
 			writeField(h, d)
@@ -109,6 +92,15 @@ func sourcesKey(sources []Source) [sha256.Size]byte {
 	var out [sha256.Size]byte
 	h.Sum(out[:0])
 	return out
+}
+
+// writeMap writes a map's entries sorted by key.
+func writeMap[V string | []byte](h hash.Hash, m map[string]V) {
+	writeLen(h, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		writeField(h, []byte(k))
+		writeField(h, []byte(m[k]))
+	}
 }
 
 func writeLen(h hash.Hash, n int) {

@@ -181,6 +181,21 @@ func (l *requestLog) writesAbout(ns string, mark int) []string {
 	return out
 }
 
+// kindsOfWrites counts, among writesAbout's, the events and the creates of
+// objects of the namespace (rendered or the CA bundle; not the release
+// record, named "<prefix>-<namespace>.<name>").
+func kindsOfWrites(writes []string, ns string) (events, creates int) {
+	for _, w := range writes {
+		switch {
+		case strings.Contains(w, "/events"):
+			events++
+		case strings.HasPrefix(w, "POST ") && !strings.Contains(w, "-"+ns+"."):
+			creates++
+		}
+	}
+	return events, creates
+}
+
 // releaseLists counts the lists of a release's records since mark: every
 // reconcile of its CR sends at least one.
 func (l *requestLog) releaseLists(release string, mark int) int {

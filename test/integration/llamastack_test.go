@@ -373,15 +373,7 @@ func TestNewCRWrites(t *testing.T) {
 	waitPhase(t, ns, "count", llamav1alpha1.PhaseInitializing)
 	time.Sleep(5 * reconcilePeriod)
 	writes := operatorRequests.writesAbout(ns, mark)
-	events, creates := 0, 0
-	for _, w := range writes {
-		switch {
-		case strings.Contains(w, "/events"):
-			events++
-		case strings.HasPrefix(w, "POST ") && !strings.Contains(w, "-"+ns+"."):
-			creates++ // a rendered object (not the release record)
-		}
-	}
+	events, creates := kindsOfWrites(writes, ns)
 	t.Logf("%d writes for a new LlamaStackDistribution (%d rendered objects created, %d events):\n%s", len(writes), creates, events, strings.Join(writes, "\n"))
 	assert.Equal(t, 1, events, "one event: Installed")
 	assert.LessOrEqual(t, len(writes), creates+4, "writes <= rendered objects + 4 (issue 13's target)")

@@ -565,15 +565,7 @@ func TestNewTrustyAIServiceWrites(t *testing.T) {
 	waitTAS(t, ns, "count", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	time.Sleep(5 * reconcilePeriod)
 	writes := operatorRequests.writesAbout(ns, mark)
-	events, creates := 0, 0
-	for _, w := range writes {
-		switch {
-		case strings.Contains(w, "/events"):
-			events++
-		case strings.HasPrefix(w, "POST ") && !strings.Contains(w, "-"+ns+"."):
-			creates++ // a rendered object or the bundle (not the release record)
-		}
-	}
+	events, creates := kindsOfWrites(writes, ns)
 	t.Logf("%d writes for a new TrustyAIService (%d objects created, %d events):\n%s", len(writes), creates, events, strings.Join(writes, "\n"))
 	assert.Equal(t, 1, events, "one event: PVCCreated")
 	assert.LessOrEqual(t, len(writes), creates+4, "writes <= objects + 4 (issue 13's target)")
