@@ -362,7 +362,7 @@ func run(o options) error {
 		change := costScale/cost100 - 1
 		scaleRows = []row{
 			{fmt.Sprintf("(vii) %d more CRs -> Deployments (%d in all)", n, o.scale), took.Round(time.Millisecond).String(), "", ""},
-			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.2f (%d refused)", perCRScale, refusedScale), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCRScale <= perCRObjects+4)},
+			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.3f (%d writes for %d CRs; %d refused)", perCRScale, writesScale, n, refusedScale), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCRScale <= perCRObjects+4)},
 			{fmt.Sprintf("(vii) time per CR, first %d vs next %d", o.crs, n), fmt.Sprintf("%.1f ms vs %.1f ms (%+.0f%%)", 1000*cost100, 1000*costScale, 100*change), "within +-20%", verdict(change >= -0.2 && change <= 0.2)},
 			{fmt.Sprintf("(vii) RSS, %d CRs idle (noise objects still there)", o.scale), fmt.Sprintf("%s (%.2fx the RSS at %d)", mib(rssScale), float64(rssScale)/float64(rssIdle), o.crs), "<= 2x", verdict(float64(rssScale) <= 2*float64(rssIdle))},
 		}
