@@ -40,14 +40,10 @@ var merges mergeMemo
 func (m *mergeMemo) merge(sources []Source, now time.Time) (*Bundle, error) {
 	key := sourcesKey(sources)
 	m.mu.Lock()
-	for i, e := range m.entries {
+	for _, e := range m.entries {
 		if e.key == key && now.Sub(e.at) < memoTTL && !now.Before(e.at) {
 			m.mu.Unlock()
 			return e.bundle, e.err
-		}
-		if e.key == key {
-			m.entries = slices.Delete(m.entries, i, i+1)
-			break
 		}
 	}
 	m.mu.Unlock()
@@ -55,6 +51,7 @@ func (m *mergeMemo) merge(sources []Source, now time.Time) (*Bundle, error) {
 	b, err := Merge(sources, Options{Now: now})
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// An older result of the same inputs gives way.
 	m.entries = slices.DeleteFunc(m.entries, func(e memoEntry) bool { return e.key == key })
 	m.entries = slices.Insert(m.entries, 0, memoEntry{key: key, at: now, bundle: b, err: err})
 	if len(m.entries) > memoSize {

@@ -45,6 +45,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust/trusttest"
+	"github.com/ai-stack-operator/ai-stack-operator/test/chaos"
 	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -161,21 +162,18 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	if k.subjectCR != nil {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.subjectCR.GetNamespace()}}); err != nil {
-			return err
+	if cr := k.subjectCR; cr != nil {
+		// Its namespace, its ConfigMap, then the CR, reconciled.
+		for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cr.GetNamespace()}}, subject, cr} {
+			if err := c.Create(ctx, o); err != nil {
+				return err
+			}
 		}
-	}
-	if err := c.Create(ctx, subject); err != nil {
-		return err
-	}
-	if k.subjectCR != nil {
-		if err := c.Create(ctx, k.subjectCR); err != nil {
-			return err
-		}
-		if err := reconciled(ctx, c, k, k.subjectCR); err != nil {
+		if err := reconciled(ctx, c, k, cr); err != nil {
 			return fmt.Errorf("the latency subject: %w", err)
 		}
+	} else if err := c.Create(ctx, subject); err != nil {
+		return err
 	}
 	if k.shared != nil {
 		cm, err := k.shared(0)
@@ -260,7 +258,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	rssIdle, err := rss(mgr.Process.Pid)
+	rssIdle, err := chaos.RSS(mgr.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -280,7 +278,7 @@ func run(o options) error {
 		return err
 	}
 	time.Sleep(30 * time.Second)
-	rssNoise, err := rss(mgr.Process.Pid)
+	rssNoise, err := chaos.RSS(mgr.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -366,7 +364,7 @@ func run(o options) error {
 			return err
 		}
 		time.Sleep(o.idle)
-		rssScale, err := rss(mgr.Process.Pid)
+		rssScale, err := chaos.RSS(mgr.Process.Pid)
 		if err != nil {
 			return err
 		}
@@ -850,22 +848,6 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
-}
-
-// rss is the resident set size of a process, in bytes.
-func rss(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS for process %d", pid)
 }
 
 func parallel(n, workers int, f func(int) error) error {

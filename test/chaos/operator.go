@@ -114,17 +114,23 @@ func (o *Operator) RSS() (int64, bool) {
 	if !o.Running() {
 		return 0, false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.Pid()))
+	rss, err := RSS(o.Pid())
+	return rss, err == nil
+}
+
+// RSS is the resident set size of a process, in bytes (VmRSS).
+func RSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(line); len(f) > 1 && f[0] == "VmRSS:" {
 			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024, err == nil
+			return kb * 1024, err
 		}
 	}
-	return 0, false
+	return 0, fmt.Errorf("no VmRSS for process %d", pid)
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

@@ -253,7 +253,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 
 	kc := "--kubeconfig=" + c.Kubeconfig
 	auth := []string{kc, "--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig}
-	kcm := append(slices.Clone(auth),
+	if err := c.spawn(o, "kube-controller-manager", append(slices.Concat(auth, noClientRateLimit),
 		// The token controllers need the CA's key; pods get projected tokens anyway.
 		"--controllers=*,-serviceaccount-token,-bootstrapsigner,-tokencleaner",
 		// Simulated nodes never fail; the node lifecycle controller (which lifts
@@ -264,8 +264,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		// Quick reactions: this is a test cluster.
 		"--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
 		"--horizontal-pod-autoscaler-sync-period=2s",
-	)
-	if err := c.spawn(o, "kube-controller-manager", append(kcm, noClientRateLimit...)...); err != nil {
+	)...); err != nil {
 		return c, err
 	}
 	if err := c.spawn(o, "kube-scheduler", append(slices.Concat(auth, noClientRateLimit), "--leader-elect=false", "--secure-port=0")...); err != nil {
