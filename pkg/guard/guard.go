@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/releaseutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
@@ -71,6 +72,58 @@ const (
 // Check parses a manifest and checks every object against the policy. It
 // returns the objects, sorted by kind and name, or the first violation.
 func Check(manifest string, p Policy) ([]Object, error) {
+	var heads []head
+	for i, doc := range splitDocuments(manifest) {
+		var h struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name        string            `json:"name"`
+				Namespace   string            `json:"namespace"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &h); err != nil {
+			return nil, &Violation{Document: i + 1, Rule: "is not a valid object (" + firstLine(err.Error()) + ")"}
+		}
+		heads = append(heads, head{document: i + 1, apiVersion: h.APIVersion, kind: h.Kind, name: h.Metadata.Name, namespace: h.Metadata.Namespace, annotations: h.Metadata.Annotations})
+	}
+	return p.check(heads)
+}
+
+// CheckObjects checks objects already parsed from a manifest, in document
+// order: what Helm's kube client builds from a manifest, which is what Helm
+// applies. It returns what Check returns for the same manifest.
+func CheckObjects(objs []*unstructured.Unstructured, p Policy) ([]Object, error) {
+	heads := make([]head, 0, len(objs))
+	for i, u := range objs {
+		h := head{document: i + 1, apiVersion: u.GetAPIVersion(), kind: u.GetKind(), name: u.GetName(), namespace: u.GetNamespace()}
+		// GetAnnotations hides annotations that are not a map of strings;
+		// the policy reads them as the API server would refuse them.
+		annotations, found, err := unstructured.NestedStringMap(u.Object, "metadata", "annotations")
+		if err != nil {
+			return nil, &Violation{Document: h.document, Object: h.object(), Rule: "is not a valid object (metadata.annotations must map strings to strings)"}
+		}
+		if found {
+			h.annotations = annotations
+		}
+		heads = append(heads, h)
+	}
+	return p.check(heads)
+}
+
+// head is what the policy reads of one document.
+type head struct {
+	document                          int
+	apiVersion, kind, name, namespace string
+	annotations                       map[string]string
+}
+
+func (h head) object() Object {
+	return Object{APIVersion: h.apiVersion, Kind: h.kind, Namespace: h.namespace, Name: h.name, Keep: h.annotations[annotationResourcePolicy] == "keep"}
+}
+
+func (p Policy) check(heads []head) ([]Object, error) {
 	allowed := map[schema.GroupKind]bool{}
 	for _, gk := range p.Kinds {
 		allowed[gk] = true
@@ -81,35 +134,21 @@ func Check(manifest string, p Policy) ([]Object, error) {
 	}
 	seen := map[string]bool{}
 	var out []Object
-	for i, doc := range splitDocuments(manifest) {
-		n := i + 1
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name        string            `json:"name"`
-				Namespace   string            `json:"namespace"`
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-			return nil, &Violation{Document: n, Rule: "is not a valid object (" + firstLine(err.Error()) + ")"}
-		}
-		obj := Object{APIVersion: head.APIVersion, Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}
-		obj.Keep = head.Metadata.Annotations[annotationResourcePolicy] == "keep"
+	for _, h := range heads {
+		n, obj := h.document, h.object()
 		gk := obj.GroupKind()
 		switch {
-		case head.APIVersion == "" || head.Kind == "":
+		case h.apiVersion == "" || h.kind == "":
 			return nil, &Violation{Document: n, Object: obj, Rule: "has no apiVersion or kind"}
 		case !allowed[gk]:
 			return nil, &Violation{Document: n, Object: obj, Rule: fmt.Sprintf("is of kind %s, which the chart does not declare (it may render: %s)", gk, kindList(p.Kinds))}
-		case head.Metadata.Name == "":
+		case h.name == "":
 			return nil, &Violation{Document: n, Object: obj, Rule: "has no metadata.name"}
 		case cluster[gk] && obj.Namespace != "":
 			return nil, &Violation{Document: n, Object: obj, Rule: "is cluster-scoped but names a namespace"}
 		case !cluster[gk] && obj.Namespace != "" && obj.Namespace != p.Namespace:
 			return nil, &Violation{Document: n, Object: obj, Rule: fmt.Sprintf("is outside the CR's namespace %q; a CR can only make the operator write into its own namespace", p.Namespace)}
-		case head.Metadata.Annotations[annotationHook] != "":
+		case h.annotations[annotationHook] != "":
 			return nil, &Violation{Document: n, Object: obj, Rule: "is a Helm hook; the charts render none"}
 		}
 		key := gk.String() + "/" + obj.Name
@@ -128,8 +167,6 @@ func Check(manifest string, p Policy) ([]Object, error) {
 	return out, nil
 }
 
-// splitDocuments splits a manifest into its non-empty documents, in order.
-// (releaseutil.SplitManifests returns a map keyed by position.)
 func splitDocuments(manifest string) []string {
 	docs := releaseutil.SplitManifests(manifest)
 	keys := make([]string, 0, len(docs))

@@ -2,11 +2,14 @@ package guard
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 var policy = Policy{
@@ -48,21 +51,24 @@ func TestCheckAccepts(t *testing.T) {
 	}
 }
 
+// refusals are manifests the policy refuses, with what the error says.
+var refusals = []struct {
+	name, manifest, want string
+}{
+	{"other namespace", deployment + "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\n  namespace: team-b\n", `NetworkPolicy team-b/deny) is outside the CR's namespace "team-a"`},
+	{"undeclared kind", deployment + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: x\n", "ClusterRoleBinding.rbac.authorization.k8s.io, which the chart does not declare"},
+	{"same kind other group", "---\napiVersion: example.com/v1\nkind: Deployment\nmetadata:\n  name: x\n", "Deployment.example.com, which the chart does not declare"},
+	{"list", "---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: x\n    namespace: team-b\n", "kind List, which the chart does not declare"},
+	{"hook", "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n", "is a Helm hook"},
+	{"no name", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "has no metadata.name"},
+	{"no kind", "---\napiVersion: v1\nmetadata:\n  name: x\n", "has no apiVersion or kind"},
+	{"garbage", "---\napiVersion: v1\nkind: [\n", "is not a valid object"},
+	{"twice", deployment + deployment, "is rendered twice"},
+	{"string is not a map", "---\njust a string\n", "is not a valid object"},
+}
+
 func TestCheckRefuses(t *testing.T) {
-	for _, tc := range []struct {
-		name, manifest, want string
-	}{
-		{"other namespace", deployment + "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\n  namespace: team-b\n", `NetworkPolicy team-b/deny) is outside the CR's namespace "team-a"`},
-		{"undeclared kind", deployment + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: x\n", "ClusterRoleBinding.rbac.authorization.k8s.io, which the chart does not declare"},
-		{"same kind other group", "---\napiVersion: example.com/v1\nkind: Deployment\nmetadata:\n  name: x\n", "Deployment.example.com, which the chart does not declare"},
-		{"list", "---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: x\n    namespace: team-b\n", "kind List, which the chart does not declare"},
-		{"hook", "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install\n", "is a Helm hook"},
-		{"no name", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "has no metadata.name"},
-		{"no kind", "---\napiVersion: v1\nmetadata:\n  name: x\n", "has no apiVersion or kind"},
-		{"garbage", "---\napiVersion: v1\nkind: [\n", "is not a valid object"},
-		{"twice", deployment + deployment, "is rendered twice"},
-		{"string is not a map", "---\njust a string\n", "is not a valid object"},
-	} {
+	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Check(tc.manifest, policy)
 			var v *Violation
@@ -153,5 +159,62 @@ func TestFilter(t *testing.T) {
 	objs, err := Check(out, policy)
 	if err != nil || len(objs) != 2 {
 		t.Fatalf("kept %+v, %v", objs, err)
+	}
+}
+
+// parsed parses a manifest's documents into objects, as Helm's kube client
+// does before it applies them; ok is false when one is not an object.
+func parsed(manifest string) (objs []*unstructured.Unstructured, ok bool) {
+	for _, doc := range splitDocuments(manifest) {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.Object == nil {
+			return nil, false
+		}
+		objs = append(objs, u)
+	}
+	return objs, true
+}
+
+// CheckObjects, which the gate runs on what Helm builds, accepts and refuses
+// what Check does, with the same messages.
+func TestCheckObjectsAgreesWithCheck(t *testing.T) {
+	objs, ok := parsed(deployment + service)
+	if !ok {
+		t.Fatal("the accepted manifest does not parse")
+	}
+	got, err := CheckObjects(objs, policy)
+	want, _ := Check(deployment+service, policy)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("CheckObjects = %+v, %v; Check = %+v", got, err, want)
+	}
+	compared := 0
+	for _, tc := range refusals {
+		objs, ok := parsed(tc.manifest)
+		if !ok {
+			continue // the gate checks a manifest Helm cannot build as text, with Check
+		}
+		compared++
+		_, err := CheckObjects(objs, policy)
+		_, textErr := Check(tc.manifest, policy)
+		var v *Violation
+		if !errors.As(err, &v) || err.Error() != textErr.Error() {
+			t.Errorf("%s: CheckObjects says %v, Check %v", tc.name, err, textErr)
+		}
+	}
+	if compared < 7 {
+		t.Fatalf("only %d refusals compared", compared)
+	}
+}
+
+// Annotations that are not strings are refused, not read as none (a hook
+// written as a number would otherwise pass).
+func TestCheckObjectsRefusesAnnotationsThatAreNotStrings(t *testing.T) {
+	objs, ok := parsed("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: 1\n")
+	if !ok {
+		t.Fatal("does not parse")
+	}
+	_, err := CheckObjects(objs, policy)
+	if err == nil || !strings.Contains(err.Error(), "metadata.annotations must map strings to strings") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	helmkube "helm.sh/helm/v3/pkg/kube"
@@ -56,4 +58,33 @@ func Values(v any) (map[string]any, error) {
 		return nil, fmt.Errorf("decode values: %w", err)
 	}
 	return out, nil
+}
+
+// reachableFor is how long a passed reachability check stands.
+const reachableFor = 10 * time.Second
+
+// reachableClient is Helm's kube client with a remembered reachability
+// check. Helm asks the API server for its version before each action (get,
+// install, upgrade, uninstall): three requests for every new CR, and one for
+// every reconcile. A check that passed within reachableFor, for any CR, is not
+// asked again; when the API server has gone since, the action's own requests
+// fail as clearly, and the reconcile is retried.
+type reachableClient struct {
+	*helmkube.Client
+	// passed is when a check last passed (Unix nanoseconds), shared by a
+	// reconciler's clients.
+	passed *atomic.Int64
+}
+
+// IsReachable implements helmkube.Interface.
+func (c *reachableClient) IsReachable() error {
+	now := time.Now()
+	if t := c.passed.Load(); t != 0 && now.Sub(time.Unix(0, t)) < reachableFor {
+		return nil
+	}
+	if err := c.Client.IsReachable(); err != nil {
+		return err
+	}
+	c.passed.Store(now.UnixNano())
+	return nil
 }

@@ -34,10 +34,11 @@ import (
 // repaired when one name is taken by an object the operator did not create.
 // It returns the objects it repaired, as "Kind/name".
 func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership) ([]string, error) {
-	if _, err := guard.Check(manifest, policy); err != nil {
+	infos, err := checkedInfos(cfg, manifest, policy)
+	if err != nil {
 		return nil, err
 	}
-	objs, err := checkOwnership(cfg, manifest, own)
+	objs, err := checkOwnership(infos, own)
 	if err != nil {
 		return nil, err
 	}

@@ -5,53 +5,114 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/operator-framework/helm-operator-plugins/pkg/manifestutil"
+	sdkhandler "github.com/operator-framework/operator-lib/handler"
 	"helm.sh/helm/v3/pkg/action"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/postrender"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // gate is the last step between a rendered manifest and the cluster, run by
-// Helm as a post-renderer on every install and upgrade. It checks the
-// manifest against the chart's policy (namespace, declared kinds), lets the
-// owner-reference post-renderer run, checks the result again (what Helm
-// applies is what that step re-serialised), and refuses the whole manifest
-// when an object of one of its names exists that the operator did not create.
-// A refusal fails the Helm action before anything is applied or recorded.
+// Helm as a post-renderer on every install and upgrade. It parses the
+// manifest once, as Helm's kube client does (what it builds is what Helm
+// applies), checks every object against the chart's policy (namespace,
+// declared kinds), refuses the whole manifest when an object of one of its
+// names exists that the operator did not create, and sets the CR as each
+// object's controller. A refusal fails the Helm action before anything is
+// applied or recorded.
+//
+// The owner references are what helm-operator-plugins' default post-renderer
+// sets, which the gate replaces: that one builds the manifest again and
+// re-serialises it, and the gate then had to parse its output twice more to
+// check what Helm would apply. Its output is the same, byte for byte.
 type gate struct {
 	cfg       *action.Configuration
 	policy    guard.Policy
 	ownership guard.Ownership
-	// next is the post-renderer Helm would have run (owner references).
-	next postrender.PostRenderer
+	// owner is the CR, of kind ownerKind.
+	owner     client.Object
+	ownerKind schema.GroupVersionKind
 }
 
 var _ postrender.PostRenderer = (*gate)(nil)
 
 // Run implements postrender.PostRenderer.
 func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
-	if _, err := guard.Check(in.String(), g.policy); err != nil {
+	infos, err := checkedInfos(g.cfg, in.String(), g.policy)
+	if err != nil {
 		return nil, err
 	}
-	out := in
-	if g.next != nil {
-		var err error
-		if out, err = g.next.Run(in); err != nil {
+	if _, err := checkOwnership(infos, g.ownership); err != nil {
+		return nil, err
+	}
+	out := &bytes.Buffer{}
+	for _, info := range infos {
+		u := info.Object.(*unstructured.Unstructured) // checkedInfos returns only these
+		g.own(info, u)
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if _, err := guard.Check(out.String(), g.policy); err != nil {
-		return nil, err
-	}
-	if _, err := checkOwnership(g.cfg, out.String(), g.ownership); err != nil {
-		return nil, err
+		out.WriteString("---\n")
+		out.Write(b)
 	}
 	return out, nil
+}
+
+// own sets the CR as the controller of an object in its namespace, unless
+// the chart keeps the object when the CR goes (helm.sh/resource-policy:
+// keep), and marks anything else with operator-lib's owner annotations.
+func (g *gate) own(info *resource.Info, u *unstructured.Unstructured) {
+	if info.Namespaced() && u.GetNamespace() == g.owner.GetNamespace() && !manifestutil.HasResourcePolicyKeep(u.GetAnnotations()) {
+		ref := metav1.NewControllerRef(g.owner, g.ownerKind)
+		u.SetOwnerReferences(append(u.GetOwnerReferences(), *ref))
+		return
+	}
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[sdkhandler.NamespacedNameAnnotation] = g.owner.GetNamespace() + "/" + g.owner.GetName()
+	annotations[sdkhandler.TypeAnnotation] = g.ownerKind.GroupKind().String()
+	u.SetAnnotations(annotations)
+}
+
+// checkedInfos builds a manifest's objects with Helm's kube client and checks
+// them against the policy. A manifest the client cannot build is checked as
+// text, so that what the policy refuses is reported as a violation rather
+// than as the client's error.
+func checkedInfos(cfg *action.Configuration, manifest string, policy guard.Policy) (helmkube.ResourceList, error) {
+	infos, err := cfg.KubeClient.Build(bytes.NewBufferString(manifest), false)
+	if err != nil {
+		if _, verr := guard.Check(manifest, policy); verr != nil {
+			return nil, verr
+		}
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	objs := make([]*unstructured.Unstructured, 0, len(infos))
+	for _, info := range infos {
+		u, ok := info.Object.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("read manifest: %s %s/%s was built as %T", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name, info.Object)
+		}
+		objs = append(objs, u)
+	}
+	if _, err := guard.CheckObjects(objs, policy); err != nil {
+		return nil, err
+	}
+	return infos, nil
 }
 
 // liveObject is an object of a manifest and its live state (nil when absent).
@@ -67,27 +128,19 @@ func (l liveObject) ref() string {
 // checkOwnership reads every object of a manifest from the API server and
 // returns them with their live state, or a *guard.Conflict for the first one
 // that exists and is not the operator's for this release and CR.
-func checkOwnership(cfg *action.Configuration, manifest string, own guard.Ownership) ([]liveObject, error) {
-	infos, err := cfg.KubeClient.Build(bytes.NewBufferString(manifest), false)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	var out []liveObject
-	err = infos.Visit(func(info *resource.Info, err error) error {
-		if err != nil {
-			return err
-		}
+func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObject, error) {
+	out := make([]liveObject, 0, len(infos))
+	for _, info := range infos {
 		l, conflict, err := readLive(info, own)
 		switch {
 		case err != nil:
-			return err
+			return nil, err
 		case conflict != nil:
-			return conflict
+			return nil, conflict
 		}
 		out = append(out, l)
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // readLive reads the live state of one object of a manifest (existing is nil

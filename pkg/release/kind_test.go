@@ -94,3 +94,15 @@ func TestManifestObjects(t *testing.T) {
 	assert.Equal(t, "d", Observation{Objects: got}.Find("Deployment"))
 	assert.Equal(t, "", Observation{Objects: got}.Find("Route"))
 }
+
+// A manifest's list is remembered, and what a caller does with its copy does
+// not change what the next caller gets.
+func TestManifestObjectsAreRemembered(t *testing.T) {
+	manifest := "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: remembered\n"
+	first := manifestObjects(manifest)
+	first[0].Name = "changed by a caller"
+	assert.Equal(t, []ObjectRef{{Kind: "Service", Name: "remembered"}}, manifestObjects(manifest))
+	allocs := testing.AllocsPerRun(100, func() { manifestObjects(manifest) })
+	assert.LessOrEqual(t, allocs, 2.0, "a remembered list is not parsed again")
+	assert.Greater(t, testing.AllocsPerRun(10, func() { parseManifestObjects(manifest) }), 10.0, "parsing allocates more than a copy")
+}

@@ -13,12 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	libhandler "github.com/operator-framework/operator-lib/handler"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
@@ -91,6 +93,8 @@ type Reconciler struct {
 	// written remembers, per CR, the status last written and the
 	// resourceVersion the API server gave the CR with it.
 	written sync.Map // the CR's UID -> writtenStatus
+	// reachable is when Helm's reachability check last passed.
+	reachable atomic.Int64
 }
 
 // writtenStatus is a status the reconciler wrote.
@@ -320,6 +324,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("helm action client: %w", err)
 	}
+	if kc, ok := ac.Config().KubeClient.(*helmkube.Client); ok {
+		ac.Config().KubeClient = &reachableClient{Client: kc, passed: &r.reachable}
+	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		err := r.uninstall(ctx, obj, ac, relName)
 		if apierrors.IsConflict(err) {
@@ -345,6 +352,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	orig := obj.DeepCopyObject().(client.Object)
 	obs := Observation{Now: r.now()}
 	var applyErr error
+	// current is the release apply found or made, when it is deployed.
+	var current *release.Release
 	kind := r.meta.GVK.Kind
 	start := time.Now()
 	inputs, err := r.kind.Gather(ctx, obj)
@@ -376,12 +385,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		default:
 			start = time.Now()
-			obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
+			current, obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
 			timePhase(kind, PhaseApply, start)
 		}
 	}
 
-	deployed, err := ac.Config().Releases.Deployed(relName)
+	// The status reads the deployed release's objects: apply knows it when
+	// it found the release in sync or installed or upgraded it; otherwise
+	// (a failure, or nothing applied) the records are asked.
+	deployed, err := current, error(nil)
+	if deployed == nil {
+		deployed, err = ac.Config().Releases.Deployed(relName)
+	}
 	switch {
 	case err == nil:
 		obs.Applied = true
@@ -467,9 +482,10 @@ func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownershi
 	return guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
-// gated wraps the post-renderer Helm would run in the operator's gate.
-func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string, next postrender.PostRenderer) postrender.PostRenderer {
-	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), next: next}
+// gated is the operator's gate, which replaces the post-renderer
+// helm-operator-plugins sets (owner references; the gate sets them itself).
+func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string) postrender.PostRenderer {
+	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), owner: obj, ownerKind: r.meta.GVK}
 }
 
 // failed turns a failed Helm action into a status failure: problems the user
@@ -528,7 +544,9 @@ func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failur
 // unchanged CR costs reads only. Every install and upgrade goes through the
 // gate (the chart's policy and the ownership of every name), and drift
 // repair checks the stored manifest the same way before it writes.
-func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*status.Failure, error) {
+// apply installs or upgrades the release, or repairs its objects when it is
+// in sync, and returns the release when it is then deployed.
+func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*release.Release, *status.Failure, error) {
 	labels := map[string]string{
 		LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32],
 		// Whose release this is: the sweep removes records whose CR is gone.
@@ -537,45 +555,57 @@ func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, rel
 	if r.helmCaps != nil {
 		caps, err := r.helmCaps()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ac.Config().Capabilities = caps
 	}
 	last, err := ac.Get(relName)
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
-		return &status.Failure{Reason: "ReleaseUnreadable", Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
+		return nil, &status.Failure{Reason: "ReleaseUnreadable", Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
 	}
 	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
 		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName))
 		if len(repaired) > 0 {
 			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
 		}
-		if err != nil {
-			return r.failed(obj, "DriftRepairFailed", relName, err)
-		}
-		return nil, nil
+		f, err := r.failedUnlessNil(obj, "DriftRepairFailed", relName, err)
+		return last, f, err
 	}
 
 	// Install or upgrade: values the chart or the API server refuses are an
 	// invalid spec, and the same values are not sent again.
 	if f := r.checkValues(vals); f != nil {
-		return f, nil
+		return nil, f, nil
 	}
 	digest := r.valuesDigest(vals)
 	if f := r.refused(obj, digest); f != nil {
-		return f, nil
+		return nil, f, nil
 	}
-	var f *status.Failure
+	var (
+		rel *release.Release
+		f   *status.Failure
+	)
 	if last == nil {
-		f, err = r.install(ac, obj, relName, vals, labels)
+		rel, f, err = r.install(ac, obj, relName, vals, labels)
 	} else {
-		f, err = r.upgrade(ac, obj, relName, vals, labels, last)
+		rel, f, err = r.upgrade(ac, obj, relName, vals, labels, last)
 	}
 	r.remember(obj, digest, f)
-	return f, err
+	if rel != nil && rel.Info.Status != release.StatusDeployed {
+		rel = nil
+	}
+	return rel, f, err
 }
 
-func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string) (*status.Failure, error) {
+// failedUnlessNil is failed for an error and nothing for none.
+func (r *Reconciler) failedUnlessNil(obj client.Object, reason, relName string, err error) (*status.Failure, error) {
+	if err == nil {
+		return nil, nil
+	}
+	return r.failed(obj, reason, relName, err)
+}
+
+func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string) (*release.Release, *status.Failure, error) {
 	rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {
 		i.Labels = labels
 		// The API server validates what it is sent; Helm's client-side
@@ -586,11 +616,12 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 		// Hooks skip the post-renderer, so the gate would not see them; the
 		// charts have none, and none may run.
 		i.DisableHooks = true
-		i.PostRenderer = r.gated(ac, obj, relName, i.PostRenderer)
+		i.PostRenderer = r.gated(ac, obj, relName)
 		return nil
 	})
 	if err != nil {
-		return r.failed(obj, "InstallFailed", relName, err)
+		f, err := r.failed(obj, "InstallFailed", relName, err)
+		return nil, f, err
 	}
 	upstream := false
 	for _, o := range manifestObjects(rel.Manifest) {
@@ -602,20 +633,20 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 	if !upstream {
 		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
 	}
-	return nil, nil
+	return rel, nil, nil
 }
 
-func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *release.Release) (*status.Failure, error) {
+func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *release.Release) (*release.Release, *status.Failure, error) {
 	if st := last.Info.Status; st.IsPending() || st == release.StatusUninstalling {
 		if age := r.now().Sub(last.Info.LastDeployed.Time); age < r.pendingGrace() {
-			return &status.Failure{Reason: status.ReasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), r.pendingGrace())}, nil
+			return nil, &status.Failure{Reason: status.ReasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), r.pendingGrace())}, nil
 		}
 		// A killed operator leaves the release locked; Helm refuses every
 		// action until it is marked failed, after which it upgrades cleanly.
 		last.Info.Status = release.StatusFailed
 		last.Info.Description = fmt.Sprintf("left %s by an interrupted operation; marked failed by %s", st, ManagedBy)
 		if err := ac.Config().Releases.Update(last); err != nil {
-			return &status.Failure{Reason: "ReleaseLocked", Message: err.Error()}, fmt.Errorf("repair release %s: %w", relName, err)
+			return nil, &status.Failure{Reason: "ReleaseLocked", Message: err.Error()}, fmt.Errorf("repair release %s: %w", relName, err)
 		}
 		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ReleaseRepaired", "release %s revision %d was left %s by an interrupted operation; marked failed and upgrading", relName, last.Version, st)
 	}
@@ -625,14 +656,15 @@ func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, r
 		u.DisableOpenAPIValidation = true
 		u.SkipSchemaValidation = r.schema != nil
 		u.DisableHooks = true
-		u.PostRenderer = r.gated(ac, obj, relName, u.PostRenderer)
+		u.PostRenderer = r.gated(ac, obj, relName)
 		return nil
 	})
 	if err != nil {
-		return r.failed(obj, "UpgradeFailed", relName, err)
+		f, err := r.failed(obj, "UpgradeFailed", relName, err)
+		return nil, f, err
 	}
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Upgraded", "upgraded release %s to revision %d", rel.Name, rel.Version)
-	return nil, nil
+	return rel, nil, nil
 }
 
 // uninstall removes what the release created and its records, then the
@@ -702,8 +734,36 @@ func (r *Reconciler) recordTransitions(obj client.Object, before, after []metav1
 	}
 }
 
-// manifestObjects lists the objects of a release manifest, sorted.
+// manifestObjects lists the objects of a release manifest, sorted. Every
+// reconcile lists the deployed release's objects, whose manifest changes only
+// with an upgrade: the lists of the last manifests are remembered by digest.
 func manifestObjects(manifest string) []ObjectRef {
+	key := sha256.Sum256([]byte(manifest))
+	manifestMemo.Lock()
+	objs, ok := manifestMemo.lists[key]
+	manifestMemo.Unlock()
+	if !ok {
+		objs = parseManifestObjects(manifest)
+		manifestMemo.Lock()
+		if len(manifestMemo.lists) >= manifestMemoSize {
+			clear(manifestMemo.lists)
+		}
+		manifestMemo.lists[key] = objs
+		manifestMemo.Unlock()
+	}
+	return slices.Clone(objs)
+}
+
+// manifestMemoSize bounds the lists manifestObjects remembers (a few hundred
+// bytes each): one per CR up to a thousand or two, and then it starts over.
+const manifestMemoSize = 2048
+
+var manifestMemo = struct {
+	sync.Mutex
+	lists map[[sha256.Size]byte][]ObjectRef
+}{lists: map[[sha256.Size]byte][]ObjectRef{}}
+
+func parseManifestObjects(manifest string) []ObjectRef {
 	var out []ObjectRef
 	for _, doc := range releaseutil.SplitManifests(manifest) {
 		var head struct {
