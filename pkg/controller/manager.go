@@ -177,6 +177,8 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		OperatorNamespace: o.OperatorNamespace,
 		SettingsConfigMap: o.SettingsConfigMap,
 		Bundles:           &release.WrittenBundles{},
+		// Every kind's reconciler watches ConfigMap metadata (ConfigMapRefs).
+		ConfigMapMetadata: mgr.GetCache(),
 	}
 	actions, err := release.NewActionClientGetter(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace)
 	if err != nil {

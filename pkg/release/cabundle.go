@@ -32,6 +32,10 @@ type CABundle struct {
 	// Written remembers the operator's writes, so that an unchanged bundle
 	// is read as metadata only; nil reads it whole every time.
 	Written *WrittenBundles
+	// Metadata is the cache of ConfigMap metadata (nil: none): a bundle the
+	// operator has not written and Open Data Hub's bundle are not read from
+	// the API server when it holds no such ConfigMap (cachedAbsent).
+	Metadata client.Reader
 }
 
 // StoredBundle is the operator's bundle ConfigMap as it is now: its
@@ -52,6 +56,16 @@ type StoredBundle struct {
 type WrittenBundles struct{ m sync.Map }
 
 type writtenBundle struct{ resourceVersion, hash string }
+
+// has says whether the operator wrote the bundle of key (and did not
+// delete it since).
+func (w *WrittenBundles) has(key client.ObjectKey) bool {
+	if w == nil {
+		return false
+	}
+	_, ok := w.m.Load(key)
+	return ok
+}
 
 func (w *WrittenBundles) lookup(key client.ObjectKey, resourceVersion string) (string, bool) {
 	if w == nil {
@@ -102,6 +116,9 @@ func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (st
 		}
 		return true, nil, nil
 	}
+	if !b.Written.has(key) && cachedAbsent(ctx, b.Metadata, key) {
+		return nil, nil, nil
+	}
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	if found, conflict, err := read(meta); !found {
@@ -119,7 +136,13 @@ func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (st
 
 // Resolve merges the CA sources of the request, reading them from the API server.
 func (b CABundle) Resolve(ctx context.Context, req trust.Request) (trust.Outcome, error) {
+	// Open Data Hub's bundle is optional; a missing source the CR names is
+	// an error, which the API server confirms.
+	named := req.Explicit != nil && req.Explicit.Name == trust.ODHBundle
 	return trust.Resolve(req, func(ns, name string) (*trust.ConfigMap, error) {
+		if name == trust.ODHBundle && ns == req.Namespace && !named && cachedAbsent(ctx, b.Metadata, client.ObjectKey{Namespace: ns, Name: name}) {
+			return nil, nil
+		}
 		cm := &corev1.ConfigMap{}
 		err := b.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm)
 		switch {

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,10 @@ type Deps struct {
 	// Bundles remembers the CA bundle ConfigMaps the operator wrote (nil:
 	// they are read whole every time).
 	Bundles *WrittenBundles
+	// ConfigMapMetadata reads the cache of ConfigMap metadata that the
+	// reconcilers watch (nil: none). An optional ConfigMap that it does not
+	// hold is not asked for: see cachedAbsent.
+	ConfigMapMetadata client.Reader
 }
 
 // Env is the process environment.
@@ -46,6 +51,9 @@ func (d Deps) Env() []string {
 // there is none.
 func (d Deps) SettingsData(ctx context.Context) (map[string]string, error) {
 	if d.SettingsConfigMap == "" || d.OperatorNamespace == "" {
+		return nil, nil
+	}
+	if cachedAbsent(ctx, d.ConfigMapMetadata, client.ObjectKey{Namespace: d.OperatorNamespace, Name: d.SettingsConfigMap}) {
 		return nil, nil
 	}
 	cm, err := GetOptional(ctx, d.APIReader, d.OperatorNamespace, d.SettingsConfigMap, &corev1.ConfigMap{})
@@ -66,7 +74,23 @@ func (d Deps) SharedConfigMaps() []string {
 
 // Bundle is the I/O of the merged CA bundles of CRs of the owner kind.
 func (d Deps) Bundle(owner schema.GroupVersionKind) CABundle {
-	return CABundle{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner, Written: d.Bundles}
+	return CABundle{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner, Written: d.Bundles, Metadata: d.ConfigMapMetadata}
+}
+
+// cachedAbsent says whether the cache of ConfigMap metadata (nil: none)
+// knows that a ConfigMap does not exist. Optional ConfigMaps (the operator's
+// settings, Open Data Hub's bundle, the operator's own CA bundle) are read on
+// every reconcile and are mostly absent; the cache answers that without a
+// request. Should one appear, its event reconciles the CRs that read it (the
+// watch that fills the cache). A cache that cannot tell (a namespace it does
+// not cover) says false, and the API server is asked.
+func cachedAbsent(ctx context.Context, metadata client.Reader, key client.ObjectKey) bool {
+	if metadata == nil {
+		return false
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	return apierrors.IsNotFound(metadata.Get(ctx, key, m))
 }
 
 // GetOptional reads an object; it returns nil without error when it does not exist.
