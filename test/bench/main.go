@@ -231,7 +231,7 @@ func run(o options) error {
 	// The API server's floor for the batch's writes, in the same state: the
 	// same number of small creates, 16 at a time.
 	writes100 := before - createWrites
-	floor100, err := floor(ctx, c, "floor", writes100)
+	floor100, err := floor(ctx, c, metricsURL, "floor", writes100)
 	if err != nil {
 		return err
 	}
@@ -359,7 +359,7 @@ func run(o options) error {
 		}
 		refusedScale -= refused
 		fmt.Fprintf(os.Stderr, "bench: refused writes so far:\n%s\n", refusedByCode(metricsURL))
-		floorScale, err := floor(ctx, c, "floor-scale", writesScale)
+		floorScale, err := floor(ctx, c, metricsURL, "floor-scale", writesScale)
 		if err != nil {
 			return err
 		}
@@ -499,16 +499,58 @@ func reconciled(ctx context.Context, c client.Client, k benchKind, cr client.Obj
 }
 
 // floor is how long the API server takes to accept n small creates, 16 at
-// a time, in namespace ns (created here): the least time n writes can take.
-func floor(ctx context.Context, c client.Client, ns string, n int) (time.Duration, error) {
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+// a time, in namespaces ns-1 to ns-3 (created here): the least time n writes
+// can take. It is measured once the operator has been quiet for 2 s (the
+// reconciles that follow a batch, which the batch's time leaves out, would
+// otherwise slow it), three times, and the fastest counts: measured once
+// right after a batch, it moved between 460 ms and 1.04 s for the same 800
+// writes.
+func floor(ctx context.Context, c client.Client, metricsURL, ns string, n int) (time.Duration, error) {
+	if err := quiet(metricsURL, 2*time.Second, time.Minute); err != nil {
 		return 0, err
 	}
-	start := time.Now()
-	err := parallel(n, 16, func(i int) error {
-		return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("w-%05d", i)}, Data: map[string]string{"k": "v"}})
-	})
-	return time.Since(start), err
+	best := time.Duration(0)
+	for round := 1; round <= 3; round++ {
+		name := fmt.Sprintf("%s-%d", ns, round)
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		err := parallel(n, 16, func(i int) error {
+			return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: fmt.Sprintf("w-%05d", i)}, Data: map[string]string{"k": "v"}})
+		})
+		if err != nil {
+			return 0, err
+		}
+		if took := time.Since(start); best == 0 || took < best {
+			best = took
+		}
+	}
+	return best, nil
+}
+
+// quiet waits until the operator has sent no request for the window (its
+// client metrics), for at most limit.
+func quiet(metricsURL string, window, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	last, err := requests(metricsURL, "GET", "POST", "PUT", "PATCH", "DELETE")
+	if err != nil {
+		return err
+	}
+	for {
+		time.Sleep(window)
+		n, err := requests(metricsURL, "GET", "POST", "PUT", "PATCH", "DELETE")
+		if err != nil {
+			return err
+		}
+		if n == last {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the operator still sends requests %s after the batch", limit)
+		}
+		last = n
+	}
 }
 
 // profile records the operator's CPU profile and execution trace, as asked,
