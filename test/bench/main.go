@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,10 +207,19 @@ func run(o options) error {
 		return err
 	}
 	profiles := profile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort), o)
+	cpuBefore, err := descendantsCPU()
+	if err != nil {
+		return err
+	}
 	reconcile100, err := createBatch(ctx, c, k, 0, o.crs)
 	if err != nil {
 		return err
 	}
+	cpuAfter, err := descendantsCPU()
+	if err != nil {
+		return err
+	}
+	cpu100 := cpuAfter.since(cpuBefore)
 	if err := <-profiles; err != nil {
 		return err
 	}
@@ -392,6 +402,7 @@ func run(o options) error {
 		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
 		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
 		{fmt.Sprintf("(iv) the same vs the API server's floor for their %d writes", writes100), fmt.Sprintf("%.2fx (floor %s, %.0f writes/s)", floorRatio, floor100.Round(time.Millisecond), float64(writes100)/floor100.Seconds()), "<= 2x", verdict(floorRatio <= 2)},
+		{"(iv) CPU while creating them", fmt.Sprintf("%s; the machine had %d cores x %s = %.2f s", cpu100.describe(), goruntime.NumCPU(), reconcile100.Round(time.Millisecond), float64(goruntime.NumCPU())*reconcile100.Seconds()), "", ""},
 		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.2f (%.1f objects; %d refused)", perCR, perCRObjects, refused), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
 		{fmt.Sprintf("(v) reads per new %s (watches aside)", o.kind), fmt.Sprintf("%.1f", readsPerCR), "", ""},
 		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
