@@ -11,6 +11,7 @@ import (
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,13 @@ func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNam
 	// Helm names the field manager of what it applies after the binary unless
 	// told otherwise; a rename of the binary must not change it.
 	helmkube.ManagedFieldsManager = ManagedBy
-	cs, err := kubernetes.NewForConfig(cfg)
+	// Release records are ConfigMaps whose data is one long string:
+	// protobuf carries it as it is, where JSON is scanned byte by byte at
+	// both ends.
+	storage := rest.CopyConfig(cfg)
+	storage.ContentType = runtime.ContentTypeProtobuf
+	storage.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	cs, err := kubernetes.NewForConfig(storage)
 	if err != nil {
 		return nil, err
 	}
