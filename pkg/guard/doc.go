@@ -10,6 +10,9 @@
 //     refuses it whole when one object is outside the CR's namespace, of a
 //     kind the chart does not declare, a Helm hook, a List, unnamed, or a
 //     duplicate. Nothing of a refused manifest is applied.
+//   - CheckObjects applies the same rules to objects already parsed: what
+//     Helm's kube client builds from a manifest, which is what Helm applies
+//     (the items of a List among them).
 //   - Ownership says whether a live object is one the operator created for a
 //     given release and CR; an object of the same name that is not is a name
 //     conflict, and the operator neither overwrites nor deletes it.
