@@ -204,6 +204,8 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 			release.WithReconcilePeriod(w.Period()),
 			release.WithMaxConcurrentReconciles(w.MaxConcurrentReconciles),
 			release.WithHelmCapabilities(detector.HelmCapabilities),
+			// CacheOptions keeps a Deployment's metadata, replicas and status only.
+			release.WithPartialCopies(&appsv1.Deployment{}),
 			release.WithCapabilities(detector.Capabilities, capabilityTTL(o.CapabilityTTL)),
 			release.WithNamespaces(o.Namespaces),
 			release.WithPendingGrace(o.PendingGrace),

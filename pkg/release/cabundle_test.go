@@ -19,6 +19,16 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
+// newFakeClient is a client of an in-memory store of the built-in kinds (for
+// the pure units here; the operator's reads and writes are tested against a
+// real API server).
+func newFakeClient(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	return fake.NewClientBuilder().WithScheme(scheme).Build()
+}
+
 // fullReads counts the reads of whole ConfigMaps (not their metadata).
 type fullReads struct {
 	client.Reader
@@ -37,9 +47,7 @@ func (r *fullReads) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 // and written back. Without the memory every read is whole.
 func TestStoredBundleReadsDataOnlyWhenChanged(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	c := newFakeClient(t)
 	reads := &fullReads{Reader: c}
 	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
 	b := CABundle{Client: c, Reader: reads, Recorder: record.NewFakeRecorder(10), Owner: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, Written: &WrittenBundles{}}
@@ -105,11 +113,9 @@ func (notCovered) Get(context.Context, client.ObjectKey, client.Object, ...clien
 // the cache cannot tell, are.
 func TestOptionalConfigMapsTheCacheLacksAreNotRead(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	api := fake.NewClientBuilder().WithScheme(scheme).Build()
+	api := newFakeClient(t)
 	reads := &allReads{Reader: api}
-	cache := fake.NewClientBuilder().WithScheme(scheme).Build() // what the watch has seen
+	cache := newFakeClient(t) // what the watch has seen
 	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
 	d := Deps{Client: api, APIReader: reads, OperatorNamespace: "op", SettingsConfigMap: "settings", ConfigMapMetadata: cache, Bundles: &WrittenBundles{}}
 	b := d.Bundle(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})

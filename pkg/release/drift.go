@@ -28,19 +28,40 @@ import (
 // fields with a "replace" patch strategy, such as a PodDisruptionBudget's
 // selector, on every call; this sends nothing when nothing drifted.)
 //
+// cached gives an object's copy in the operator's cache (nil when it has no
+// full one): a copy that is the operator's and holds everything rendered is
+// taken as it is, and only the others are read from the API server. A copy
+// that lags an edit is no loss: the edit's event reconciles again. A name
+// the cache lacks is always read, since the cache holds only objects with
+// the operator's label and someone else's object may be there.
+//
 // The stored manifest is checked like a fresh render first (a release
 // stored by an older operator may hold objects the guard refuses), and every
 // object is checked for ownership before anything is written: nothing is
 // repaired when one name is taken by an object the operator did not create.
 // It returns the objects it repaired, as "Kind/name".
-func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership) ([]string, error) {
+func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership, cached func(*resource.Info) runtime.Object) ([]string, error) {
 	infos, err := checkedInfos(cfg, manifest, policy)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := checkOwnership(infos, own)
-	if err != nil {
-		return nil, err
+	var objs []liveObject
+	for _, info := range infos {
+		if c := cached(info); c != nil {
+			if err := (liveObject{info: info, existing: c}).owned(own); err != nil {
+				return nil, err
+			}
+			if _, drifted, err := compare(info.Object, c); err != nil {
+				return nil, err
+			} else if !drifted {
+				continue
+			}
+		}
+		l, err := readOwned(info, own)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, l)
 	}
 	var repaired []string
 	for _, l := range objs {
@@ -61,25 +82,11 @@ func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy
 			repaired = append(repaired, ref)
 			continue
 		}
-		want, err := json.Marshal(info.Object)
+		want, drifted, err := compare(info.Object, l.existing)
 		if err != nil {
 			return repaired, err
 		}
-		have, err := json.Marshal(l.existing)
-		if err != nil {
-			return repaired, err
-		}
-		var wantDoc, haveDoc map[string]any
-		if err := json.Unmarshal(want, &wantDoc); err != nil {
-			return repaired, err
-		}
-		if err := json.Unmarshal(have, &haveDoc); err != nil {
-			return repaired, err
-		}
-		// TypeMeta is not part of the comparison: typed reads may omit it.
-		delete(wantDoc, "apiVersion")
-		delete(wantDoc, "kind")
-		if subset.Of(wantDoc, haveDoc) {
+		if !drifted {
 			continue
 		}
 		if _, err := helper.Patch(info.Namespace, info.Name, types.MergePatchType, want, &metav1.PatchOptions{}); err != nil {
@@ -89,6 +96,31 @@ func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy
 	}
 	sort.Strings(repaired)
 	return repaired, nil
+}
+
+// compare says whether have lacks a field that want renders, or holds it
+// with another value; want is the rendered object as JSON, the patch that
+// restores it.
+func compare(wantObj, haveObj runtime.Object) (want []byte, drifted bool, err error) {
+	want, err = json.Marshal(wantObj)
+	if err != nil {
+		return nil, false, err
+	}
+	have, err := json.Marshal(haveObj)
+	if err != nil {
+		return nil, false, err
+	}
+	var wantDoc, haveDoc map[string]any
+	if err := json.Unmarshal(want, &wantDoc); err != nil {
+		return nil, false, err
+	}
+	if err := json.Unmarshal(have, &haveDoc); err != nil {
+		return nil, false, err
+	}
+	// TypeMeta is not part of the comparison: typed reads may omit it.
+	delete(wantDoc, "apiVersion")
+	delete(wantDoc, "kind")
+	return want, !subset.Of(wantDoc, haveDoc), nil
 }
 
 // markHelmOwned sets on obj what Helm sets on every object of a release.

@@ -131,16 +131,22 @@ func (l liveObject) ref() string {
 func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObject, error) {
 	out := make([]liveObject, 0, len(infos))
 	for _, info := range infos {
-		l, conflict, err := readLive(info, own)
-		switch {
-		case err != nil:
+		l, err := readOwned(info, own)
+		if err != nil {
 			return nil, err
-		case conflict != nil:
-			return nil, conflict
 		}
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// readOwned is readLive with a conflict as its error.
+func readOwned(info *resource.Info, own guard.Ownership) (liveObject, error) {
+	l, conflict, err := readLive(info, own)
+	if err == nil {
+		err = conflict
+	}
+	return l, err
 }
 
 // readLive reads the live state of one object of a manifest (existing is nil
@@ -155,12 +161,18 @@ func readLive(info *resource.Info, own guard.Ownership) (l liveObject, conflict,
 	case err != nil:
 		return l, nil, fmt.Errorf("read %s: %w", l.ref(), err)
 	}
-	m, err := meta.Accessor(existing)
-	if err != nil {
-		return l, nil, err
-	}
 	l.existing = existing
-	return l, own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()), nil
+	return l, l.owned(own), nil
+}
+
+// owned is nil when the object, which exists, is the operator's for this
+// release and CR, and a *guard.Conflict when it is not.
+func (l liveObject) owned(own guard.Ownership) error {
+	m, err := meta.Accessor(l.existing)
+	if err != nil {
+		return own.Check(l.ref(), nil, nil, nil) // without metadata it is not the operator's
+	}
+	return own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
 }
 
 // asUserError finds a problem the user fixes in err's chain (Helm wraps

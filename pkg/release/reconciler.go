@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -45,6 +46,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
 )
 
 const (
@@ -95,6 +97,10 @@ type Reconciler struct {
 	written sync.Map // the CR's UID -> writtenStatus
 	// reachable is when Helm's reachability check last passed.
 	reachable atomic.Int64
+	// partial are the owned types the cache holds partly; fullCopies the
+	// others, by kind.
+	partial    []client.Object
+	fullCopies map[schema.GroupVersionKind]client.Object
 }
 
 // writtenStatus is a status the reconciler wrote.
@@ -199,6 +205,14 @@ func WithCapabilities(f func() (Capabilities, error), period time.Duration) Opti
 // for the caches of labelled namespace watches.
 func WithNamespaces(ns []string) Option { return func(r *Reconciler) { r.namespaces = ns } }
 
+// WithPartialCopies names the owned types whose cached copies are partial
+// (the manager's cache drops a Deployment's pod template): drift repair reads
+// those from the API server. It compares the others with their cached copies
+// first, and reads only the ones that differ.
+func WithPartialCopies(types ...client.Object) Option {
+	return func(r *Reconciler) { r.partial = append(r.partial, types...) }
+}
+
 // WithHelmCapabilities hands Helm the cluster's capabilities instead of
 // letting it discover every API group on each install and upgrade.
 func WithHelmCapabilities(f func() (*chartutil.Capabilities, error)) Option {
@@ -225,12 +239,39 @@ func NewReconciler(opts ...Option) (*Reconciler, error) {
 		return nil, errors.New("reconciler: an event recorder is required")
 	}
 	r.meta = r.kind.Meta()
-	schema, err := compileValuesSchema(r.chart.Chart)
+	vs, err := compileValuesSchema(r.chart.Chart)
 	if err != nil {
 		return nil, err
 	}
-	r.schema = schema
+	r.schema = vs
+	r.fullCopies = map[schema.GroupVersionKind]client.Object{}
+	for _, t := range r.meta.OwnedTypes {
+		gvk, err := apiutil.GVKForObject(t, r.client.Scheme())
+		if err != nil {
+			return nil, fmt.Errorf("reconciler: owned type %T: %w", t, err)
+		}
+		if !slices.ContainsFunc(r.partial, func(p client.Object) bool { return reflect.TypeOf(p) == reflect.TypeOf(t) }) {
+			r.fullCopies[gvk] = t
+		}
+	}
 	return r, nil
+}
+
+// cachedCopy reads an object of a release from the cache of the owned types,
+// for drift repair; nil when that type's copies are partial or the cache has
+// none of that name.
+func (r *Reconciler) cachedCopy(ctx context.Context) func(*resource.Info) runtime.Object {
+	return func(info *resource.Info) runtime.Object {
+		t, ok := r.fullCopies[info.Mapping.GroupVersionKind]
+		if !ok {
+			return nil
+		}
+		obj := t.DeepCopyObject().(client.Object)
+		if err := r.client.Get(ctx, client.ObjectKey{Namespace: info.Namespace, Name: info.Name}, obj); err != nil {
+			return nil
+		}
+		return obj
+	}
 }
 
 // SetupWithManager registers the reconciler: the CR, and the objects its chart
@@ -385,7 +426,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		default:
 			start = time.Now()
-			current, obs.Failure, applyErr = r.apply(ac, obj, relName, vals)
+			current, obs.Failure, applyErr = r.apply(ctx, ac, obj, relName, vals)
 			timePhase(kind, PhaseApply, start)
 		}
 	}
@@ -546,7 +587,7 @@ func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failur
 // repair checks the stored manifest the same way before it writes.
 // apply installs or upgrades the release, or repairs its objects when it is
 // in sync, and returns the release when it is then deployed.
-func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*release.Release, *status.Failure, error) {
+func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*release.Release, *status.Failure, error) {
 	labels := map[string]string{
 		LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32],
 		// Whose release this is: the sweep removes records whose CR is gone.
@@ -564,7 +605,7 @@ func (r *Reconciler) apply(ac helmclient.ActionInterface, obj client.Object, rel
 		return nil, &status.Failure{Reason: "ReleaseUnreadable", Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
 	}
 	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
-		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName))
+		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.cachedCopy(ctx))
 		if len(repaired) > 0 {
 			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
 		}

@@ -14,6 +14,8 @@ import (
 	helmtime "helm.sh/helm/v3/pkg/time"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -172,6 +174,14 @@ func TestDriftIsRepaired(t *testing.T) {
 	orig := dep.DeepCopy()
 	dep.Spec.Replicas = ptr.To(int32(5))
 	require.NoError(t, k8s.Patch(context.Background(), dep, client.MergeFrom(orig)))
+	// An object the operator's cache holds in full: its edited copy there is
+	// compared, found different, read and restored.
+	np := &networkingv1.NetworkPolicy{}
+	require.NoError(t, get(ns, "drift-network-policy", np))
+	wantSelector := np.Spec.PodSelector.DeepCopy()
+	npOrig := np.DeepCopy()
+	np.Spec.PodSelector.MatchLabels["app"] = "edited-by-hand"
+	require.NoError(t, k8s.Patch(context.Background(), np, client.MergeFrom(npOrig)))
 
 	svc := &corev1.Service{}
 	eventually(t, "the Service to come back", func() error { return get(ns, "drift-service", svc) })
@@ -184,6 +194,15 @@ func TestDriftIsRepaired(t *testing.T) {
 		}
 		if *dep.Spec.Replicas != 1 {
 			return fmt.Errorf("replicas %d", *dep.Spec.Replicas)
+		}
+		return nil
+	})
+	eventually(t, "the NetworkPolicy's selector to be restored", func() error {
+		if err := get(ns, "drift-network-policy", np); err != nil {
+			return err
+		}
+		if !equality.Semantic.DeepEqual(np.Spec.PodSelector, *wantSelector) {
+			return fmt.Errorf("selector %v", np.Spec.PodSelector)
 		}
 		return nil
 	})
