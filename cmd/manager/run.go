@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/memlimit"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -47,6 +49,14 @@ func runCommand(args []string, stderr io.Writer) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Under the container's limit the GC works harder before the kernel
+		// kills the process (GOMEMLIMIT, when set, is the runtime's own).
+		if limit, ok := memlimit.Soft(os.ReadFile); ok {
+			debug.SetMemoryLimit(limit)
+			log.Info("soft memory limit set below the container's", "bytes", limit, "fraction", memlimit.Fraction)
+		}
+	}
 
 	ws, err := watches.Load(*watchesFile)
 	if err != nil {

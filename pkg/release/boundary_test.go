@@ -37,7 +37,7 @@ func TestReleaseImportsNoKind(t *testing.T) {
 
 // Pure packages import nothing from controller-runtime (DESIGN.md).
 func TestPurePackagesImportNoControllerRuntime(t *testing.T) {
-	pure := []string{"pkg/status", "pkg/trust", "pkg/settings", "pkg/naming", "pkg/guard", "pkg/subset", "pkg/watches",
+	pure := []string{"pkg/status", "pkg/trust", "pkg/settings", "pkg/naming", "pkg/guard", "pkg/subset", "pkg/watches", "pkg/memlimit",
 		"pkg/kinds/llamastack/runconfig", "pkg/kinds/llamastack/distributions"}
 	for _, p := range pure {
 		for _, d := range deps(t, module+"/"+p) {
