@@ -46,8 +46,9 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	eventually(t, "the service CA ConfigMap", func() error { return get(ns, "ocp-service-ca", serviceCA) })
 	assert.Equal(t, "true", serviceCA.Annotations["service.beta.openshift.io/inject-cabundle"])
 	assert.Empty(t, serviceCA.Labels["config.openshift.io/inject-trusted-cabundle"])
+	// One upgrade creates both, one after the other.
 	trusted := &corev1.ConfigMap{}
-	require.NoError(t, get(ns, "ocp-trusted-ca", trusted))
+	eventually(t, "the trusted CA ConfigMap", func() error { return get(ns, "ocp-trusted-ca", trusted) })
 	assert.Equal(t, "true", trusted.Labels["config.openshift.io/inject-trusted-cabundle"])
 	assert.Empty(t, trusted.Annotations["service.beta.openshift.io/inject-cabundle"])
 
