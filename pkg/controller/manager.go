@@ -3,22 +3,25 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/metricsauth"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
@@ -254,10 +257,22 @@ func capabilityTTL(d time.Duration) time.Duration {
 
 // metricsOptions serves metrics over HTTPS (a self-signed certificate unless
 // one is mounted) to authenticated and authorized clients only: a
-// TokenReview and a SubjectAccessReview per scrape, as kubebuilder scaffolds.
+// TokenReview and a SubjectAccessReview per scrape, cached, as kubebuilder
+// scaffolds (pkg/metricsauth; controller-runtime's filter would link
+// k8s.io/apiserver).
 func metricsOptions(o ManagerOptions) metricsserver.Options {
 	if o.InsecureMetrics {
 		return metricsserver.Options{BindAddress: o.MetricsAddr}
 	}
-	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization}
+	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: metricsFilter}
+}
+
+// metricsFilter is a metricsserver.FilterProvider.
+func metricsFilter(c *rest.Config, hc *http.Client) (metricsserver.Filter, error) {
+	cs, err := kubernetes.NewForConfigAndClient(c, hc)
+	if err != nil {
+		return nil, err
+	}
+	guard := metricsauth.New(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews())
+	return func(log logr.Logger, next http.Handler) (http.Handler, error) { return guard.Wrap(log, next), nil }, nil
 }
