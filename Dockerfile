@@ -12,7 +12,10 @@ COPY config/crd/ config/crd/
 COPY pkg/ pkg/
 RUN CGO_ENABLED=0 go build -trimpath \
     -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=${VERSION}" \
-    -o manager ./cmd/manager
+    -o manager ./cmd/manager && \
+    CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=${VERSION}" \
+    -o render ./cmd/render
 
 FROM gcr.io/distroless/static:nonroot
 ARG VERSION=v0.1.0-dev
@@ -34,6 +37,8 @@ LABEL name="ai-stack-operator" \
       org.opencontainers.image.source="https://github.com/ai-stack-operator/ai-stack-operator"
 WORKDIR /
 COPY --from=builder /workspace/manager /manager
+# The offline preview: docker run --rm -i --entrypoint /render IMG -f - < cr.yaml
+COPY --from=builder /workspace/render /render
 COPY watches.yaml /watches.yaml
 USER 65532:65532
 ENTRYPOINT ["/manager"]

@@ -71,7 +71,7 @@ build: ## Build the manager binary into bin/manager.
 
 .PHONY: render
 render: ## Print what the operator would apply for the samples, offline (RENDER_FLAGS=--openshift).
-	go run ./cmd/manager render -f config/samples/llamastack_v1alpha1_llamastackdistribution.yaml $(RENDER_FLAGS)
+	go run ./cmd/render -f config/samples/llamastack_v1alpha1_llamastackdistribution.yaml $(RENDER_FLAGS)
 
 .PHONY: test-unit
 test-unit: tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate).
@@ -82,7 +82,7 @@ FUZZTIME ?= 5s
 
 .PHONY: test-fuzz
 test-fuzz: ## Fuzz CR -> render, the run.yaml emitter and the settings parsers for FUZZTIME each (their seeds also run in test-unit).
-	go test ./cmd/manager -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
+	go test ./cmd/render -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/kinds/llamastack/runconfig -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/settings -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME)
@@ -100,7 +100,7 @@ test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (contr
 	hack/e2e.sh $(E2EFLAGS)
 
 .PHONY: bench
-bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes, throughput against the write floor, writes per CR, phase split, scaling to 1,000 CRs (about 7 minutes; BENCHFLAGS="-idle=30s -scale=0" for a quick run, -kind=TrustyAIService for the other kind, -cpuprofile/-trace FILE).
+bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes, throughput against the write floor, writes per CR, phase split, scaling to 1,000 CRs (about 7 minutes; BENCHFLAGS="-idle=30s -scale=0" for a quick run, -kind=TrustyAIService for the other kind, -cpuprofile/-trace/-apiserver-cpuprofile/-heapprofile FILE).
 	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
 
 .PHONY: bundle
@@ -117,7 +117,7 @@ argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches fro
 
 .PHONY: update-golden
 update-golden: ## Rewrite the golden render files from the current charts.
-	go test ./cmd/manager/ -run Golden -update
+	go test ./cmd/render/ -run Golden -update
 
 ##@ Images (need a container engine; not run in CI)
 

@@ -44,7 +44,7 @@ var labelPair = regexp.MustCompile(`([a-z0-9.\-]+)="([^"]*)"`)
 func TestDockerfile(t *testing.T) {
 	var from []string
 	labels := map[string]string{}
-	user, build := "", ""
+	user, build, copies := "", "", ""
 	stage := 0
 	for _, ins := range dockerfile(t) {
 		word, rest, _ := strings.Cut(ins, " ")
@@ -58,6 +58,8 @@ func TestDockerfile(t *testing.T) {
 					labels[m[1]] = m[2]
 				}
 			}
+		case "COPY":
+			copies += rest + "\n"
 		case "USER":
 			user = rest
 		case "RUN":
@@ -71,6 +73,8 @@ func TestDockerfile(t *testing.T) {
 	assert.Regexp(t, `^[1-9][0-9]*:[1-9][0-9]*$`, user, "a numeric non-root user (runAsNonRoot needs a number)")
 	assert.Contains(t, build, "CGO_ENABLED=0", "a static binary")
 	assert.Contains(t, build, "./cmd/manager")
+	assert.Contains(t, build, "-o render ./cmd/render", "the offline render ships in the image too")
+	assert.Contains(t, copies, "/workspace/render /render")
 	for _, k := range []string{"name", "vendor", "version", "release", "summary", "description", "maintainer", "io.k8s.display-name", "io.k8s.description", "io.openshift.tags", "org.opencontainers.image.source", "org.opencontainers.image.version"} {
 		assert.NotEmpty(t, labels[k], "label %s", k)
 	}

@@ -1,6 +1,6 @@
-// Command manager is ai-stack-operator: `manager [run]` runs the operator,
-// `manager render -f cr.yaml` prints what it would apply, offline, and
-// `manager version` prints its version.
+// Command manager is ai-stack-operator: `manager [run]` runs the operator
+// and `manager version` prints its version. The offline preview of what it
+// would apply is a binary of its own, cmd/render.
 package main
 
 import (
@@ -15,18 +15,23 @@ const usage = `ai-stack-operator manager
 
 Usage:
   manager [run] [flags]        run the operator against the cluster of KUBECONFIG or in-cluster config
-  manager render -f FILE       print the manifests the operator would apply for the CRs in FILE, offline
   manager version              print the version
 
 Run 'manager COMMAND -h' for the flags of a command.
 `
 
+// renderMoved answers `manager render`, which earlier versions had.
+const renderMoved = `the offline render is a binary of its own now, so that the operator does not carry
+the API server's CRD validation: run "go run ./cmd/render -f FILE" in a checkout,
+or "/render -f FILE" in the operator image (same flags as before)
+`
+
 func main() {
-	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // Main dispatches a command line; it returns the exit code.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer) int {
 	cmd := "run"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
@@ -36,7 +41,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "run":
 		err = runCommand(args, stderr)
 	case "render":
-		err = renderCommand(args, stdin, stdout, stderr)
+		// It moved: say where, rather than "unknown command".
+		fmt.Fprint(stderr, renderMoved)
+		return 2
 	case "version":
 		_, err = fmt.Fprintln(stdout, version.Version)
 	case "help":

@@ -38,6 +38,7 @@ func TestReleaseImportsNoKind(t *testing.T) {
 // Pure packages import nothing from controller-runtime (DESIGN.md).
 func TestPurePackagesImportNoControllerRuntime(t *testing.T) {
 	pure := []string{"pkg/status", "pkg/trust", "pkg/settings", "pkg/naming", "pkg/guard", "pkg/subset", "pkg/watches", "pkg/memlimit",
+		"pkg/metricsauth",
 		"pkg/kinds/llamastack/runconfig", "pkg/kinds/llamastack/distributions"}
 	for _, p := range pure {
 		for _, d := range deps(t, module+"/"+p) {
@@ -45,6 +46,25 @@ func TestPurePackagesImportNoControllerRuntime(t *testing.T) {
 				t.Errorf("%s depends on %s", p, d)
 			}
 		}
+	}
+}
+
+// The operator's binary links no API server code: k8s.io/apiserver (which
+// controller-runtime's metrics filter would bring), the CRD validation of
+// k8s.io/apiextensions-apiserver or CEL (which cmd/render needs) are about
+// 10 MB of code, and the process maps what it links.
+func TestTheOperatorLinksNoAPIServer(t *testing.T) {
+	var found []string
+	for _, d := range deps(t, module+"/cmd/manager") {
+		if d == "k8s.io/apiserver/pkg/endpoints/deprecation" {
+			continue // a table of API versions, through Helm's linter (helm.sh/helm/v3/pkg/action)
+		}
+		if strings.HasPrefix(d, "k8s.io/apiserver/") || strings.HasPrefix(d, "k8s.io/apiextensions-apiserver/pkg/apiserver") || strings.HasPrefix(d, "github.com/google/cel-go/") {
+			found = append(found, d)
+		}
+	}
+	if len(found) > 0 {
+		t.Errorf("cmd/manager links %d API server packages, e.g. %s", len(found), found[0])
 	}
 }
 

@@ -32,7 +32,7 @@ import (
 // on namespaced objects, none on the kept ones, owner annotations on a
 // cluster-scoped one. A release stored before the change then reads the same.
 func TestGateWritesWhatTheOwnerPostRendererWrote(t *testing.T) {
-	golden, err := os.ReadFile("../../cmd/manager/testdata/golden/all-features.monitoring.yaml")
+	golden, err := os.ReadFile("../../cmd/render/testdata/golden/all-features.monitoring.yaml")
 	require.NoError(t, err)
 	manifest := string(golden) + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: everything-reader\n"
 

@@ -96,7 +96,7 @@ type ConfigMapReader[O client.Object] interface {
 	SharedConfigMaps() []string
 }
 
-// Offline is implemented by kinds that `manager render` can render without
+// Offline is implemented by kinds that `render` (cmd/render) can render without
 // a cluster, for a cluster with the given capabilities.
 type Offline[O client.Object, I any] interface {
 	OfflineInputs(obj O, caps Capabilities) (I, error)

@@ -26,7 +26,7 @@ import (
 // refuses unknown fields (as kubectl's strict field validation does), applies
 // the CRD's defaults, and validates the result against the CRD's structural
 // schema, its CEL rules and the metadata rules (name, namespace). A CR that
-// Admit refuses is one the API server refuses, so `manager render` and the
+// Admit refuses is one the API server refuses, so `render` (cmd/render) and the
 // tests can observe "refused" without a cluster.
 type Admission struct {
 	versions map[schema.GroupVersionKind]*admissionVersion

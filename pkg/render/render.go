@@ -1,6 +1,6 @@
 // Package render renders an embedded chart offline, exactly as the operator's
 // Helm install or upgrade would, minus the owner references that are only
-// known against a live object. It backs `manager render` and the golden tests.
+// known against a live object. It backs cmd/render and the golden tests.
 package render
 
 import (

@@ -50,13 +50,15 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 )
 
 type options struct {
 	crs, scale, configMaps, secrets, updates int
 	idle, profileWindow                      time.Duration
 	manager, root, kind                      string
-	cpuprofile, trace, log, audit            string
+	cpuprofile, trace, heapprofile, log      string
+	audit, apiserverProfile                  string
 	workloads, warmup                        bool
 }
 
@@ -66,6 +68,8 @@ func main() {
 	flag.IntVar(&o.scale, "scale", 1000, "after the other figures, create CRs up to this many for the scaling rows (0 or at most -crs: none)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the operator's CPU profile while it creates the first -crs CRs to this file (go tool pprof)")
 	flag.StringVar(&o.trace, "trace", "", "write the operator's execution trace while it creates the first -crs CRs to this file (go tool trace)")
+	flag.StringVar(&o.apiserverProfile, "apiserver-cpuprofile", "", "write kube-apiserver's CPU profile over the same window as -cpuprofile to this file")
+	flag.StringVar(&o.heapprofile, "heapprofile", "", "write the operator's heap profile (after a GC) to this file when the RSS with -crs CRs idle is read (go tool pprof -sample_index=inuse_space)")
 	flag.StringVar(&o.log, "log", "", "keep the operator's log in this file")
 	flag.StringVar(&o.audit, "audit", "", "keep the API server's audit log of writes (JSON lines; leases aside) in this file: which object each write was about. Logging costs the API server time: the figures of such a run are not comparable")
 	flag.DurationVar(&o.profileWindow, "profile-window", 10*time.Second, "how long -cpuprofile and -trace record, from the first create")
@@ -206,7 +210,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	profiles := profile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort), o)
+	profiles := profile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort), cfg, o)
 	cpuBefore, err := descendantsCPU()
 	if err != nil {
 		return err
@@ -273,6 +277,11 @@ func run(o options) error {
 		return err
 	}
 	split100 := rssSplit(mgr.Process.Pid)
+	if o.heapprofile != "" {
+		if err := saveURL(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", pprofPort), o.heapprofile); err != nil {
+			return fmt.Errorf("heap profile: %w", err)
+		}
+	}
 
 	// (i) unrelated ConfigMaps and Secrets.
 	fmt.Fprintf(os.Stderr, "bench: adding %d ConfigMaps and %d Secrets\n", o.configMaps, o.secrets)
@@ -564,17 +573,18 @@ func quiet(metricsURL string, window, limit time.Duration) error {
 	}
 }
 
-// profile records the operator's CPU profile and execution trace, as asked,
-// for the profile window; the channel gives the outcome.
-func profile(base string, o options) <-chan error {
+// profile records the operator's CPU profile and execution trace and the
+// API server's CPU profile, as asked, for the profile window; the channel
+// gives the outcome.
+func profile(base string, apiserver *rest.Config, o options) <-chan error {
 	out := make(chan error, 1)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	fetch := func(path, file string) {
+	fetch := func(hc *http.Client, base, path, file string) {
 		defer wg.Done()
 		err := func() error {
-			resp, err := http.Get(fmt.Sprintf("%s/%s?seconds=%d", base, path, int(o.profileWindow.Seconds()))) //nolint:gosec // the operator's local pprof endpoint
+			resp, err := hc.Get(fmt.Sprintf("%s/%s?seconds=%d", base, path, int(o.profileWindow.Seconds())))
 			if err != nil {
 				return err
 			}
@@ -601,11 +611,22 @@ func profile(base string, o options) <-chan error {
 	}
 	if o.cpuprofile != "" {
 		wg.Add(1)
-		go fetch("profile", o.cpuprofile)
+		go fetch(http.DefaultClient, base, "profile", o.cpuprofile)
 	}
 	if o.trace != "" {
 		wg.Add(1)
-		go fetch("trace", o.trace)
+		go fetch(http.DefaultClient, base, "trace", o.trace)
+	}
+	if o.apiserverProfile != "" {
+		// The admin's client certificate may read the API server's
+		// /debug/pprof (on by default, --profiling).
+		hc, err := rest.HTTPClientFor(apiserver)
+		if err != nil {
+			out <- err
+			return out
+		}
+		wg.Add(1)
+		go fetch(hc, strings.TrimSuffix(apiserver.Host, "/")+"/debug/pprof", "profile", o.apiserverProfile)
 	}
 	go func() { wg.Wait(); out <- first }()
 	return out
@@ -1000,4 +1021,25 @@ func printTable(rows []row) {
 	for _, r := range rows {
 		line(r.metric, r.value, r.target, r.verdict)
 	}
+}
+
+// saveURL writes what a GET of url answers to file.
+func saveURL(url, file string) error {
+	resp, err := http.Get(url) //nolint:gosec // the operator's local pprof endpoint
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", file)
+	return nil
 }

@@ -17,7 +17,7 @@ import (
 // never panics; a CR it accepts renders to documents that all parse, each an
 // object in the CR's namespace (or in none, which Helm makes the release's). Its seeds run in every `go test`;
 // `make test-fuzz` mutates for a while (FUZZTIME), longer runs are
-// `go test ./cmd/manager -run '^$' -fuzz FuzzRender -fuzztime 30m`.
+// `go test ./cmd/render -run '^$' -fuzz FuzzRender -fuzztime 30m`.
 func FuzzRender(f *testing.F) {
 	samples, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*_*.yaml"))
 	if err != nil || len(samples) == 0 {

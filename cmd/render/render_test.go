@@ -14,11 +14,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// renderFile runs `manager render` on a file, from the repository root's point of view.
+// renderFile runs `render` on a file, from the repository root's point of view.
 func renderFile(t *testing.T, file string, extra ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	args := append([]string{"render", "-f", file, "--watches-file", filepath.Join("..", "..", "watches.yaml")}, extra...)
+	args := append([]string{"-f", file, "--watches-file", filepath.Join("..", "..", "watches.yaml")}, extra...)
 	code := Main(args, strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
@@ -98,12 +98,8 @@ func TestRenderErrors(t *testing.T) {
 	}
 
 	var out, errOut bytes.Buffer
-	assert.Equal(t, 2, Main([]string{"render"}, strings.NewReader(""), &out, &errOut), "render without -f is a usage error")
-	assert.Equal(t, 2, Main([]string{"frobnicate"}, strings.NewReader(""), &out, &errOut))
-}
-
-func TestVersion(t *testing.T) {
-	var out, errOut bytes.Buffer
-	require.Equal(t, 0, Main([]string{"version"}, strings.NewReader(""), &out, &errOut))
-	assert.NotEmpty(t, strings.TrimSpace(out.String()))
+	assert.Equal(t, 2, Main(nil, strings.NewReader(""), &out, &errOut), "render without -f is a usage error")
+	assert.Contains(t, errOut.String(), "render needs -f FILE")
+	assert.Equal(t, 2, Main([]string{"-f", "x.yaml", "extra"}, strings.NewReader(""), &out, &errOut), "an argument besides -f is a usage error")
+	assert.Equal(t, 0, Main([]string{"-h"}, strings.NewReader(""), &out, &errOut), "-h prints the flags")
 }

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestCommands(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		code         int
+		stdout, errs string
+	}{
+		{[]string{"version"}, 0, "v", ""},
+		{[]string{"help"}, 0, "manager [run] [flags]", ""},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		// Earlier versions rendered here: the answer says where it went.
+		{[]string{"render", "-f", "cr.yaml"}, 2, "", "go run ./cmd/render -f FILE"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := Main(c.args, &out, &errOut); code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, errOut.String())
+		}
+		if !strings.Contains(out.String(), c.stdout) || !strings.Contains(errOut.String(), c.errs) {
+			t.Errorf("%v: stdout %q, stderr %q; want %q and %q", c.args, out.String(), errOut.String(), c.stdout, c.errs)
+		}
+	}
+}
