@@ -49,6 +49,9 @@ func runCommand(args []string, stderr io.Writer) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(memlimit.GCPercent)
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Under the container's limit the GC works harder before the kernel
 		// kills the process (GOMEMLIMIT, when set, is the runtime's own).

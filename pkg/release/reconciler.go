@@ -106,20 +106,21 @@ type Reconciler struct {
 // writtenStatus is a status the reconciler wrote.
 type writtenStatus struct {
 	rv     uint64
-	status string
+	status [sha256.Size]byte
 }
 
-// statusOf is the object's status as JSON; "" when it has none.
-func statusOf(obj client.Object) string {
+// statusOf is the digest of the object's status as JSON (of null when it
+// has none): 32 bytes per CR to remember rather than the whole status.
+func statusOf(obj client.Object) [sha256.Size]byte {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return ""
+		return [sha256.Size]byte{}
 	}
 	b, err := json.Marshal(u["status"])
 	if err != nil {
-		return ""
+		return [sha256.Size]byte{}
 	}
-	return string(b)
+	return sha256.Sum256(b)
 }
 
 // alreadyWritten says whether the status computed is the one the reconciler
