@@ -49,9 +49,6 @@ func runCommand(args []string, stderr io.Writer) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(memlimit.GCPercent)
-	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Under the container's limit the GC works harder before the kernel
 		// kills the process (GOMEMLIMIT, when set, is the runtime's own).
@@ -99,7 +96,11 @@ func runCommand(args []string, stderr io.Writer) error {
 		return err
 	}
 	log.Info("starting manager", "version", version.Version, "namespaces", namespaces, "kinds", len(ws))
-	return mgr.Start(ctrl.SetupSignalHandler())
+	ctx := ctrl.SetupSignalHandler()
+	// After a burst of reconciles, hand the heap it grew to back to the
+	// system once the process is quiet.
+	go memlimit.ReleaseWhenIdle(ctx, memlimit.IdleInterval, memlimit.RuntimeSample, debug.FreeOSMemory)
+	return mgr.Start(ctx)
 }
 
 // watchNamespaces parses WATCH_NAMESPACE: empty means all namespaces.

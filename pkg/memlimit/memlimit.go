@@ -1,11 +1,13 @@
 // Package memlimit holds the operator's Go runtime memory settings: the
-// garbage collector's target (GCPercent) and the soft memory limit, derived
-// from the container's memory limit. A process near its cgroup's limit is
-// killed by the kernel; with a soft limit below it the garbage collector
-// works harder instead, which is what an operator under a burst of
-// reconciles should do.
+// soft memory limit, derived from the container's memory limit, and the
+// release of a burst's heap once the process is idle (ReleaseWhenIdle).
 //
-// The package is pure: it reads files through the function it is given.
+// A process near its cgroup's limit is killed by the kernel; with a soft
+// limit below it the garbage collector works harder instead, which is what
+// an operator under a burst of reconciles should do.
+//
+// The package is pure: it reads files through the function it is given, and
+// the runtime through the functions ReleaseWhenIdle is given.
 package memlimit
 
 import (
@@ -16,14 +18,6 @@ import (
 // Fraction of the container's limit the runtime aims below: the rest is room
 // for what the Go heap does not count (the binary's pages, stacks, buffers).
 const Fraction = 0.9
-
-// GCPercent is the operator's GOGC unless the environment sets one: the heap
-// may grow to 1.5x what is live after a collection, not the runtime's 2x.
-// The live heap is small (about 13 MB with 100 CRs idle), so this costs a
-// collection twice as often during bursts, and keeps about 5 MiB less
-// resident when idle (make bench: anonymous memory with 100 CRs idle 22-23
-// MiB against 28).
-const GCPercent = 50
 
 // Files that hold the memory limit: cgroup v2, then v1.
 var Files = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}

@@ -1,8 +1,10 @@
 package memlimit
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 func files(m map[string]string) func(string) ([]byte, error) {
@@ -35,5 +37,64 @@ func TestSoft(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: Soft = %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestQuiet(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		prev, cur Sample
+		want      bool
+	}{
+		{"busy: much allocated", Sample{Allocated: 100 << 20}, Sample{Allocated: 200 << 20, Free: 50 << 20}, false},
+		{"quiet with free heap", Sample{Allocated: 100 << 20}, Sample{Allocated: 101 << 20, Free: 20 << 20}, true},
+		{"quiet, nothing worth returning", Sample{Allocated: 100 << 20}, Sample{Allocated: 100 << 20, Free: 1 << 20}, false},
+		{"a scrape's allocation is still quiet", Sample{Allocated: 100 << 20}, Sample{Allocated: 100<<20 + IdleAllocated - 1, Free: IdleFree}, true},
+		{"at the allocation bound: busy", Sample{Allocated: 100 << 20}, Sample{Allocated: 100<<20 + IdleAllocated, Free: IdleFree}, false},
+	} {
+		if got := Quiet(c.prev, c.cur); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A burst, then quiet: one release, and none while busy or after it.
+func TestReleaseWhenIdle(t *testing.T) {
+	samples := []Sample{
+		{Allocated: 0, Free: 0},              // start
+		{Allocated: 50 << 20, Free: 8 << 20}, // busy
+		{Allocated: 90 << 20, Free: 9 << 20}, // busy
+		{Allocated: 91 << 20, Free: 9 << 20}, // quiet: release
+		{Allocated: 91 << 20, Free: 0},       // after the release
+		{Allocated: 92 << 20, Free: 0},       // quiet, nothing free
+		{Allocated: 92 << 20, Free: 0},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	i, releases, at := 0, 0, -1
+	next := func() Sample {
+		s := samples[i]
+		if i < len(samples)-1 {
+			i++
+		} else {
+			cancel()
+		}
+		return s
+	}
+	ReleaseWhenIdle(ctx, time.Millisecond, next, func() { releases++; at = i })
+	if releases != 1 || at != 4 {
+		t.Fatalf("%d releases (the last after sample %d), want 1 after sample 4", releases, at)
+	}
+}
+
+func TestRuntimeSample(t *testing.T) {
+	before := RuntimeSample()
+	buf := make([][]byte, 0, 64)
+	for j := 0; j < 64; j++ {
+		buf = append(buf, make([]byte, 64<<10))
+	}
+	after := RuntimeSample()
+	if after.Allocated-before.Allocated < 4<<20 {
+		t.Fatalf("allocated %d bytes between samples, want at least 4 MiB (%d buffers)", after.Allocated-before.Allocated, len(buf))
 	}
 }
