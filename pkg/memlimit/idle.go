@@ -11,7 +11,8 @@ import (
 // grew to for a burst and returns it to the system only slowly, so an idle
 // operator would hold its last burst's peak. ReleaseWhenIdle hands it back
 // once the process has gone quiet: one forced collection per burst, and
-// none while the operator is busy, so bursts run at the runtime's own pace.
+// none while the operator is busy or idle, so bursts run at the runtime's own
+// pace and an idle process spends nothing.
 const (
 	// IdleInterval is how often the heap is looked at, and how long the
 	// process must have been quiet.
@@ -21,7 +22,7 @@ const (
 	IdleAllocated = 4 << 20
 	// IdleFree: releasing is worth a collection only when at least this
 	// much of the heap is free and not yet returned.
-	IdleFree = 4 << 20
+	IdleFree = 1 << 20
 )
 
 // Sample is what the decision needs from the runtime.
@@ -36,12 +37,19 @@ func Quiet(prev, cur Sample) bool {
 	return cur.Allocated-prev.Allocated < IdleAllocated && cur.Free >= IdleFree
 }
 
+// Busy says whether the process allocated as much as a burst between two
+// samples.
+func Busy(prev, cur Sample) bool { return cur.Allocated-prev.Allocated >= IdleAllocated }
+
 // ReleaseWhenIdle samples the heap every interval until ctx ends and calls
-// release when Quiet says so.
+// release when Quiet says so: once after the start, then once after each
+// busy stretch, so that the small allocations of an idle process (metrics
+// scrapes, lease renewals) never cost a collection each.
 func ReleaseWhenIdle(ctx context.Context, interval time.Duration, sample func() Sample, release func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	prev := sample()
+	armed := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -49,8 +57,11 @@ func ReleaseWhenIdle(ctx context.Context, interval time.Duration, sample func() 
 		case <-t.C:
 		}
 		cur := sample()
-		if Quiet(prev, cur) {
+		if Busy(prev, cur) {
+			armed = true
+		} else if armed && Quiet(prev, cur) {
 			release()
+			armed = false
 			cur = sample()
 		}
 		prev = cur

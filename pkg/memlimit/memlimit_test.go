@@ -48,7 +48,7 @@ func TestQuiet(t *testing.T) {
 	}{
 		{"busy: much allocated", Sample{Allocated: 100 << 20}, Sample{Allocated: 200 << 20, Free: 50 << 20}, false},
 		{"quiet with free heap", Sample{Allocated: 100 << 20}, Sample{Allocated: 101 << 20, Free: 20 << 20}, true},
-		{"quiet, nothing worth returning", Sample{Allocated: 100 << 20}, Sample{Allocated: 100 << 20, Free: 1 << 20}, false},
+		{"quiet, nothing worth returning", Sample{Allocated: 100 << 20}, Sample{Allocated: 100 << 20, Free: IdleFree - 1}, false},
 		{"a scrape's allocation is still quiet", Sample{Allocated: 100 << 20}, Sample{Allocated: 100<<20 + IdleAllocated - 1, Free: IdleFree}, true},
 		{"at the allocation bound: busy", Sample{Allocated: 100 << 20}, Sample{Allocated: 100<<20 + IdleAllocated, Free: IdleFree}, false},
 	} {
@@ -58,20 +58,26 @@ func TestQuiet(t *testing.T) {
 	}
 }
 
-// A burst, then quiet: one release, and none while busy or after it.
+// A burst, then quiet: one release; none while busy, none again while idle
+// however much the scrapes leave free, one after the next burst.
 func TestReleaseWhenIdle(t *testing.T) {
 	samples := []Sample{
-		{Allocated: 0, Free: 0},              // start
-		{Allocated: 50 << 20, Free: 8 << 20}, // busy
-		{Allocated: 90 << 20, Free: 9 << 20}, // busy
-		{Allocated: 91 << 20, Free: 9 << 20}, // quiet: release
-		{Allocated: 91 << 20, Free: 0},       // after the release
-		{Allocated: 92 << 20, Free: 0},       // quiet, nothing free
-		{Allocated: 92 << 20, Free: 0},
+		{Allocated: 0, Free: 0},               // 0 start
+		{Allocated: 50 << 20, Free: 8 << 20},  // 1 busy
+		{Allocated: 90 << 20, Free: 9 << 20},  // 2 busy
+		{Allocated: 91 << 20, Free: 9 << 20},  // 3 quiet: release
+		{Allocated: 91 << 20, Free: 0},        // 4 after the release
+		{Allocated: 92 << 20, Free: 2 << 20},  // 5 quiet, a scrape left 2 MiB free: no release
+		{Allocated: 93 << 20, Free: 2 << 20},  // 6 the same
+		{Allocated: 200 << 20, Free: 9 << 20}, // 7 busy again
+		{Allocated: 201 << 20, Free: 9 << 20}, // 8 quiet: release
+		{Allocated: 201 << 20, Free: 0},       // 9 after the release
+		{Allocated: 201 << 20, Free: 0},       // 10
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	i, releases, at := 0, 0, -1
+	i := 0
+	var after []int
 	next := func() Sample {
 		s := samples[i]
 		if i < len(samples)-1 {
@@ -81,9 +87,9 @@ func TestReleaseWhenIdle(t *testing.T) {
 		}
 		return s
 	}
-	ReleaseWhenIdle(ctx, time.Millisecond, next, func() { releases++; at = i })
-	if releases != 1 || at != 4 {
-		t.Fatalf("%d releases (the last after sample %d), want 1 after sample 4", releases, at)
+	ReleaseWhenIdle(ctx, time.Millisecond, next, func() { after = append(after, i-1) })
+	if len(after) != 2 || after[0] != 3 || after[1] != 8 {
+		t.Fatalf("released after samples %v, want after 3 and 8", after)
 	}
 }
 
