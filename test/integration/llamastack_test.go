@@ -126,7 +126,14 @@ func TestUpdateIsFollowed(t *testing.T) {
 		}
 		return nil
 	})
-	assert.Len(t, releaseRecords(t, ns, "upd"), 2, "one upgrade, two revisions")
+	// The new revision's record is written once, deployed, after the objects
+	// are applied and the old one is marked superseded (heldPending): wait.
+	eventually(t, "one upgrade, two revisions", func() error {
+		if n := len(releaseRecords(t, ns, "upd")); n != 2 {
+			return fmt.Errorf("%d release records", n)
+		}
+		return nil
+	})
 
 	// Readiness from real pods and rollouts: test/cluster TestUpdateRollsOutAndReadyFollowsThePods.
 }
