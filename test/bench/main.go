@@ -278,7 +278,7 @@ func run(o options) error {
 	}
 	split100 := rssSplit(mgr.Process.Pid)
 	if o.heapprofile != "" {
-		if err := saveURL(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", pprofPort), o.heapprofile); err != nil {
+		if err := saveURL(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", pprofPort), o.heapprofile); err != nil {
 			return fmt.Errorf("heap profile: %w", err)
 		}
 	}
@@ -583,26 +583,7 @@ func profile(base string, apiserver *rest.Config, o options) <-chan error {
 	var first error
 	fetch := func(hc *http.Client, base, path, file string) {
 		defer wg.Done()
-		err := func() error {
-			resp, err := hc.Get(fmt.Sprintf("%s/%s?seconds=%d", base, path, int(o.profileWindow.Seconds())))
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("%s: %s", path, resp.Status)
-			}
-			f, err := os.Create(file)
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(f, resp.Body); err != nil {
-				f.Close()
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "bench: wrote %s\n", file)
-			return f.Close()
-		}()
+		err := saveURL(hc, fmt.Sprintf("%s/%s?seconds=%d", base, path, int(o.profileWindow.Seconds())), file)
 		mu.Lock()
 		if first == nil {
 			first = err
@@ -1024,8 +1005,8 @@ func printTable(rows []row) {
 }
 
 // saveURL writes what a GET of url answers to file.
-func saveURL(url, file string) error {
-	resp, err := http.Get(url) //nolint:gosec // the operator's local pprof endpoint
+func saveURL(hc *http.Client, url, file string) error {
+	resp, err := hc.Get(url)
 	if err != nil {
 		return err
 	}
@@ -1033,13 +1014,14 @@ func saveURL(url, file string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
-	b, err := io.ReadAll(resp.Body)
+	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, b, 0o644); err != nil {
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", file)
-	return nil
+	return f.Close()
 }
