@@ -665,21 +665,11 @@ func profile(base string, apiserver *rest.Config, o options) <-chan error {
 // rssSplit is a process's resident memory by kind: anonymous (heap, stacks)
 // and file-backed (the binary's pages).
 func rssSplit(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	m, err := chaos.ReadMemory(pid)
 	if err != nil {
 		return err.Error()
 	}
-	var parts []string
-	for _, line := range strings.Split(string(b), "\n") {
-		for _, k := range []string{"RssAnon:", "RssFile:"} {
-			if strings.HasPrefix(line, k) {
-				f := strings.Fields(line)
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				parts = append(parts, fmt.Sprintf("%s %s", strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(k, "Rss"), ":")), mib(kb*1024)))
-			}
-		}
-	}
-	return strings.Join(parts, ", ")
+	return fmt.Sprintf("anon %s, file %s", mib(m.Anon), mib(m.File))
 }
 
 func allObserved(ctx context.Context, c client.Client, k benchKind, n int) error {

@@ -110,27 +110,50 @@ func (o *Operator) Pid() int {
 
 // RSS is the resident set of the running process, from /proc; false when
 // none runs.
-func (o *Operator) RSS() (int64, bool) {
+func (o *Operator) RSS() (Memory, bool) {
 	if !o.Running() {
-		return 0, false
+		return Memory{}, false
 	}
-	rss, err := RSS(o.Pid())
-	return rss, err == nil
+	m, err := ReadMemory(o.Pid())
+	return m, err == nil
 }
+
+// Memory is a process's resident set in bytes: all of it (VmRSS),
+// anonymous (heap, stacks: RssAnon) and file-backed (the binary's pages:
+// RssFile).
+type Memory struct{ RSS, Anon, File int64 }
 
 // RSS is the resident set size of a process, in bytes (VmRSS).
 func RSS(pid int) (int64, error) {
+	m, err := ReadMemory(pid)
+	return m.RSS, err
+}
+
+// ReadMemory reads a process's resident set from /proc/PID/status.
+func ReadMemory(pid int) (Memory, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return Memory{}, err
 	}
+	var m Memory
+	fields := map[string]*int64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File}
+	seen := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024, err
+		f := strings.Fields(line)
+		if len(f) < 2 || fields[f[0]] == nil {
+			continue
 		}
+		kb, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return Memory{}, fmt.Errorf("process %d: %s %w", pid, f[0], err)
+		}
+		*fields[f[0]] = kb * 1024
+		seen++
 	}
-	return 0, fmt.Errorf("no VmRSS for process %d", pid)
+	if seen != len(fields) {
+		return Memory{}, fmt.Errorf("no VmRSS, RssAnon and RssFile for process %d", pid)
+	}
+	return m, nil
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.

@@ -48,7 +48,7 @@ func TestSoak(t *testing.T) {
 	if err := s.Setup(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	samples := make(chan []int64, 1)
+	samples := make(chan []chaos.Memory, 1)
 	stop := make(chan struct{})
 	go func() { samples <- sampleRSS(op, s.Duration-rssWindow, stop) }()
 	counts, err := s.Run(t.Context())
@@ -56,9 +56,10 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rss := <-samples; len(rss) > 0 {
+	if mem := <-samples; len(mem) > 0 {
 		// A figure, printed with its target, not asserted: memory targets
 		// belong to measurements, not to pass or fail.
+		rss := field(mem, func(m chaos.Memory) int64 { return m.RSS })
 		lo, hi := slices.Min(rss), slices.Max(rss)
 		verdict := "met"
 		if float64(hi) > 1.10*float64(lo) {
@@ -68,6 +69,10 @@ func TestSoak(t *testing.T) {
 		early, late := meanMiB(rss[:third]), meanMiB(rss[len(rss)-third:])
 		t.Logf("RSS over the last %s: %.1f-%.1f MiB over %d samples (%.3fx; target <= 1.10x: %s); mean of the first third %.1f MiB, of the last third %.1f MiB (%+.1f%%)",
 			rssWindow, float64(lo)/(1<<20), float64(hi)/(1<<20), len(rss), float64(hi)/float64(lo), verdict, early, late, 100*(late-early)/early)
+		anon := field(mem, func(m chaos.Memory) int64 { return m.Anon })
+		file := field(mem, func(m chaos.Memory) int64 { return m.File })
+		t.Logf("of which anonymous %.1f-%.1f MiB, file-backed %.1f-%.1f MiB",
+			float64(slices.Min(anon))/(1<<20), float64(slices.Max(anon))/(1<<20), float64(slices.Min(file))/(1<<20), float64(slices.Max(file))/(1<<20))
 	}
 	if counts["operator restart"] == 0 || counts["delete"] == 0 || counts["spec edit"] == 0 {
 		t.Fatalf("the soak missed operations: %s", counts)
@@ -87,17 +92,26 @@ func meanMiB(b []int64) float64 {
 	return sum / float64(len(b)) / (1 << 20)
 }
 
-// sampleRSS reads the operator's RSS every 15 s from after until stop.
-func sampleRSS(op *chaos.Operator, after time.Duration, stop <-chan struct{}) []int64 {
-	var out []int64
+func field(mem []chaos.Memory, f func(chaos.Memory) int64) []int64 {
+	out := make([]int64, len(mem))
+	for i, m := range mem {
+		out[i] = f(m)
+	}
+	return out
+}
+
+// sampleRSS reads the operator's resident memory every 15 s from after
+// until stop.
+func sampleRSS(op *chaos.Operator, after time.Duration, stop <-chan struct{}) []chaos.Memory {
+	var out []chaos.Memory
 	select {
 	case <-time.After(after):
 	case <-stop:
 		return nil
 	}
 	for {
-		if rss, ok := op.RSS(); ok {
-			out = append(out, rss)
+		if m, ok := op.RSS(); ok {
+			out = append(out, m)
 		}
 		select {
 		case <-time.After(15 * time.Second):
