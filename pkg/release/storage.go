@@ -1,6 +1,8 @@
 package release
 
 import (
+	"errors"
+	"slices"
 	"sync"
 
 	"helm.sh/helm/v3/pkg/release"
@@ -22,15 +24,98 @@ import (
 // upgrade starts from. Pending records stored by older operators or by Helm
 // itself are still handled by the pending-release grace.
 //
+// It also remembers a release's history once read: Helm lists every
+// record of a release up to four times in one upgrade (the reconciler's
+// Get, then Upgrade's Last, and History and Deployed when it prunes), three
+// times in one install, each list carrying every stored revision with its
+// chart. Within one reconcile nothing but this driver writes the release's
+// records (the same reasons as above), so the first list stands, kept
+// current with the driver's own writes, and the later ones are answered
+// from it. A write that fails forgets it.
+//
 // A driver serves one action configuration, which serves one reconcile.
 type heldPending struct {
 	driver.Driver
 	mu   sync.Mutex
 	held map[string]*release.Release
+	// history is each release's stored revisions by name, once listed.
+	history map[string][]*release.Release
 }
 
 func holdPending(d driver.Driver) *heldPending {
-	return &heldPending{Driver: d, held: map[string]*release.Release{}}
+	return &heldPending{Driver: d, held: map[string]*release.Release{}, history: map[string][]*release.Release{}}
+}
+
+// Query answers a release's history, and its deployed revisions, from the
+// first list of it; other queries go to the driver.
+func (d *heldPending) Query(labels map[string]string) ([]*release.Release, error) {
+	name, status, ok := historyQuery(labels)
+	if !ok {
+		return d.Driver.Query(labels)
+	}
+	d.mu.Lock()
+	h, known := d.history[name]
+	d.mu.Unlock()
+	if !known {
+		listed, err := d.Driver.Query(map[string]string{"name": name, "owner": "helm"})
+		switch {
+		case errors.Is(err, driver.ErrReleaseNotFound):
+		case err != nil:
+			return nil, err
+		}
+		h = listed
+		d.mu.Lock()
+		d.history[name] = h
+		d.mu.Unlock()
+	}
+	var out []*release.Release
+	for _, rls := range h {
+		if status == "" || (rls.Info != nil && rls.Info.Status.String() == status) {
+			out = append(out, rls)
+		}
+	}
+	if len(out) == 0 {
+		return nil, driver.ErrReleaseNotFound
+	}
+	return out, nil
+}
+
+// historyQuery recognises the two queries Helm's storage makes of one
+// release: its history (name and owner) and its deployed revisions (name,
+// owner and status deployed).
+func historyQuery(labels map[string]string) (name, status string, ok bool) {
+	if labels["owner"] != "helm" || labels["name"] == "" {
+		return "", "", false
+	}
+	switch len(labels) {
+	case 2:
+		return labels["name"], "", true
+	case 3:
+		if labels["status"] == release.StatusDeployed.String() {
+			return labels["name"], labels["status"], true
+		}
+	}
+	return "", "", false
+}
+
+// stored keeps a remembered history current after a write of rls (gone:
+// deleted); a failed write forgets it, to be listed again.
+func (d *heldPending) stored(name string, version int, rls *release.Release, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h, known := d.history[name]
+	if !known {
+		return
+	}
+	if err != nil {
+		delete(d.history, name)
+		return
+	}
+	h = slices.DeleteFunc(slices.Clone(h), func(r *release.Release) bool { return r.Version == version })
+	if rls != nil {
+		h = append(h, rls)
+	}
+	d.history[name] = h
 }
 
 func (d *heldPending) Create(key string, rls *release.Release) error {
@@ -40,7 +125,9 @@ func (d *heldPending) Create(key string, rls *release.Release) error {
 		d.held[key] = rls
 		return nil
 	}
-	return d.Driver.Create(key, rls)
+	err := d.Driver.Create(key, rls)
+	d.stored(rls.Name, rls.Version, rls, err)
+	return err
 }
 
 func (d *heldPending) Update(key string, rls *release.Release) error {
@@ -53,10 +140,14 @@ func (d *heldPending) Update(key string, rls *release.Release) error {
 	}
 	delete(d.held, key)
 	d.mu.Unlock()
+	var err error
 	if held {
-		return d.Driver.Create(key, rls)
+		err = d.Driver.Create(key, rls)
+	} else {
+		err = d.Driver.Update(key, rls)
 	}
-	return d.Driver.Update(key, rls)
+	d.stored(rls.Name, rls.Version, rls, err)
+	return err
 }
 
 func (d *heldPending) Get(key string) (*release.Release, error) {
@@ -77,5 +168,18 @@ func (d *heldPending) Delete(key string) (*release.Release, error) {
 	if held {
 		return rls, nil
 	}
-	return d.Driver.Delete(key)
+	rls, err := d.Driver.Delete(key)
+	if err != nil {
+		d.forget()
+	} else {
+		d.stored(rls.Name, rls.Version, nil, nil)
+	}
+	return rls, err
+}
+
+// forget drops every remembered history (a failed delete names no release).
+func (d *heldPending) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	clear(d.history)
 }

@@ -1,11 +1,18 @@
 package release
 
 import (
+	"errors"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
@@ -63,4 +70,105 @@ func TestPendingRecordsAreHeld(t *testing.T) {
 	assert.Equal(t, 4, gone.Version)
 	_, err = d.Get("r.v4")
 	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+}
+
+// queries counts the queries that reach the driver it wraps.
+type queries struct {
+	driver.Driver
+	n int
+}
+
+func (q *queries) Query(labels map[string]string) ([]*release.Release, error) {
+	q.n++
+	return q.Driver.Query(labels)
+}
+
+// Helm's own install and upgrades, run as a reconcile runs them (a Get
+// first, each action with a driver of its own): each lists the release's
+// records once, and what is stored is exactly what Helm stores without the
+// memory (history pruned to MaxHistory, one revision deployed, the rest
+// superseded).
+func TestAReconcileListsAReleaseOnce(t *testing.T) {
+	ch := &chart.Chart{
+		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "c", Version: "0.1.0"},
+		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  v: {{ .Values.v | quote }}\n")}},
+	}
+	inner := driver.NewMemory()
+	reconcile := func(v int) int {
+		q := &queries{Driver: inner}
+		cfg := &action.Configuration{
+			Releases:     storage.Init(holdPending(q)),
+			KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
+			Capabilities: chartutil.DefaultCapabilities,
+			Log:          func(string, ...any) {},
+		}
+		vals := map[string]any{"v": v}
+		if _, err := action.NewGet(cfg).Run("r"); errors.Is(err, driver.ErrReleaseNotFound) {
+			in := action.NewInstall(cfg)
+			in.ReleaseName, in.Namespace = "r", "ns"
+			_, err := in.Run(ch, vals)
+			require.NoError(t, err)
+		} else {
+			require.NoError(t, err)
+			up := action.NewUpgrade(cfg)
+			up.Namespace, up.MaxHistory = "ns", 3
+			_, err := up.Run("r", ch, vals)
+			require.NoError(t, err)
+		}
+		return q.n
+	}
+	assert.Equal(t, 1, reconcile(0), "an install lists once")
+	for v := 1; v <= 4; v++ {
+		assert.Equal(t, 1, reconcile(v), "upgrade %d lists once", v)
+	}
+
+	stored, err := inner.Query(map[string]string{"name": "r", "owner": "helm"})
+	require.NoError(t, err)
+	got := map[int]release.Status{}
+	for _, rls := range stored {
+		got[rls.Version] = rls.Info.Status
+	}
+	assert.Equal(t, map[int]release.Status{3: release.StatusSuperseded, 4: release.StatusSuperseded, 5: release.StatusDeployed}, got,
+		"pruned to three revisions, the last deployed")
+}
+
+// A remembered history follows the driver's writes, answers the deployed
+// query from itself, and is forgotten when a write fails.
+func TestRememberedHistoryFollowsWrites(t *testing.T) {
+	q := &queries{Driver: driver.NewMemory()}
+	d := holdPending(q)
+	history := map[string]string{"name": "r", "owner": "helm"}
+	deployed := map[string]string{"name": "r", "owner": "helm", "status": "deployed"}
+
+	_, err := d.Query(history)
+	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "no records yet")
+	require.NoError(t, d.Create("r.v1", rev(1, release.StatusDeployed)))
+	require.NoError(t, d.Create("r.v2", rev(2, release.StatusPendingUpgrade)))
+	h, err := d.Query(history)
+	require.NoError(t, err)
+	assert.Len(t, h, 1, "a held revision is not stored, so not listed")
+	require.NoError(t, d.Update("r.v1", rev(1, release.StatusSuperseded)))
+	require.NoError(t, d.Update("r.v2", rev(2, release.StatusDeployed)))
+	dep, err := d.Query(deployed)
+	require.NoError(t, err)
+	require.Len(t, dep, 1)
+	assert.Equal(t, 2, dep[0].Version)
+	_, err = d.Delete("r.v1")
+	require.NoError(t, err)
+	h, err = d.Query(history)
+	require.NoError(t, err)
+	require.Len(t, h, 1)
+	assert.Equal(t, 2, h[0].Version)
+	assert.Equal(t, 1, q.n, "one list for all of it")
+
+	// An update of a record that is not stored fails: the next query lists.
+	assert.Error(t, d.Update("r.v9", rev(9, release.StatusDeployed)))
+	_, err = d.Query(history)
+	require.NoError(t, err)
+	assert.Equal(t, 2, q.n, "listed again after a failed write")
+
+	// Other queries are not remembered.
+	_, _ = d.Query(map[string]string{"owner": "helm"})
+	_, _ = d.Query(map[string]string{"owner": "helm"})
+	assert.Equal(t, 4, q.n)
 }
