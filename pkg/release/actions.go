@@ -40,7 +40,7 @@ func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNam
 	releases := cs.CoreV1().ConfigMaps(operatorNamespace)
 	acg, err := helmclient.NewActionConfigGetter(cfg, mapper,
 		helmclient.StorageDriverMapper(func(context.Context, client.Object, *rest.Config) (driver.Driver, error) {
-			return holdPending(driver.NewConfigMaps(releases)), nil
+			return holdPending(newRecords(releases)), nil
 		}))
 	if err != nil {
 		return nil, fmt.Errorf("helm action config: %w", err)
