@@ -28,13 +28,14 @@ type Watch struct {
 	MaxReleaseHistory int `json:"maxReleaseHistory,omitempty"`
 }
 
-// DefaultConcurrency sizes reconcile concurrency to the machine: 8 per CPU
+// DefaultConcurrency sizes reconcile concurrency to the machine: 4 per CPU
 // the process may use (GOMAXPROCS follows the container's CPU limit), at
-// most 32. A reconcile spends most of its time waiting for the API server;
-// on 2 CPUs, 16 workers bring 100 new CRs to their Deployments in 6.3 s,
-// 2 workers in 10.2 s (make bench).
+// most 16. A reconcile spends most of its time waiting for the API server,
+// and each one in flight holds its release's records and render: on 2 CPUs
+// (make bench, 100 new CRs) 16 workers took 2.12 s, 8 took 2.23-2.31 s and
+// 4 took 2.66 s, and 8 hold a soak's transient heap at half of 16's.
 func DefaultConcurrency() int {
-	return min(8*runtime.GOMAXPROCS(0), 32)
+	return min(4*runtime.GOMAXPROCS(0), 16)
 }
 
 // GroupVersionKind of the watched kind.

@@ -23,7 +23,7 @@ func TestParseDefaults(t *testing.T) {
 	require.Len(t, ws, 1)
 	assert.Equal(t, "llamastack.io/v1alpha1, Kind=LlamaStackDistribution", ws[0].GroupVersionKind().String())
 	assert.Equal(t, 10*time.Minute, ws[0].Period())
-	assert.Equal(t, min(8*runtime.GOMAXPROCS(0), 32), ws[0].MaxConcurrentReconciles)
+	assert.Equal(t, min(4*runtime.GOMAXPROCS(0), 16), ws[0].MaxConcurrentReconciles)
 	assert.Equal(t, 3, ws[0].MaxReleaseHistory)
 }
 
