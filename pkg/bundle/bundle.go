@@ -381,13 +381,15 @@ func relatedImages(manager string, images map[string]string) []operatorsv1alpha1
 // extraObjects are the objects OLM creates beside the CSV: the metrics
 // Service, the metrics-reader ClusterRole (bind it to the scraper) and the
 // ClusterRole the TrustyAI proxies are bound to (the operator may bind it
-// because it holds its rules). Names carry config/default's prefix.
+// because it holds its rules), and the one an administrator binds in a
+// namespace to let the operator see a TrustyAI database CA. Names carry config/default's prefix.
 func extraObjects(root string) ([]File, error) {
 	var files []File
 	for _, src := range []struct{ path, kind, group string }{
 		{"config/default/metrics_service.yaml", "service", "v1"},
 		{"config/rbac/metrics_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_proxy_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
+		{"config/rbac/trustyai_db_ca_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 	} {
 		obj := map[string]any{}
 		if err := readYAML(filepath.Join(root, src.path), &obj); err != nil {

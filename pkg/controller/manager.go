@@ -183,7 +183,11 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		// Every kind's reconciler watches ConfigMap metadata (ConfigMapRefs).
 		ConfigMapMetadata: mgr.GetCache(),
 	}
-	actions, err := release.NewActionClientGetter(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace)
+	prefixes := map[string]string{}
+	for _, m := range ms {
+		prefixes[m.GVK.Kind] = m.ReleasePrefix
+	}
+	actions, err := release.NewActionClientGetter(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace, prefixes)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,9 @@ type Ownership struct {
 	// Release is the Helm release of the CR; empty for objects the operator
 	// writes itself, outside Helm.
 	Release string
+	// Legacy is the name earlier versions gave the release, whose objects
+	// are the CR's too until an upgrade renames them; empty when the same.
+	Legacy string
 	// Owner is the CR: its kind, namespace and name.
 	Owner schema.GroupKind
 	// Namespace and Name of the CR.
@@ -59,7 +62,8 @@ func (o Ownership) Check(object string, labels, annotations map[string]string, r
 		return conflict("it lacks the label " + o.Label + "=true")
 	}
 	if o.Release != "" {
-		if annotations[AnnotationReleaseName] != o.Release || annotations[AnnotationReleaseNamespace] != o.Namespace {
+		rel := annotations[AnnotationReleaseName]
+		if (rel != o.Release && (o.Legacy == "" || rel != o.Legacy)) || annotations[AnnotationReleaseNamespace] != o.Namespace {
 			return conflict(fmt.Sprintf("it does not belong to Helm release %s/%s", o.Namespace, o.Release))
 		}
 	}

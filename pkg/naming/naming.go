@@ -11,28 +11,6 @@ import (
 	"strings"
 )
 
-// MaxReleaseNameLength is Helm's limit on release names.
-const MaxReleaseNameLength = 53
-
-// ReleaseName is the Helm release of a CR: "<prefix>-<namespace>.<name>".
-// Every release is stored in the operator's namespace, so the CR's namespace
-// is part of the name, before a dot (namespace names have none, so the name
-// is unambiguous); the kind prefix keeps two kinds with the same CR name in
-// one namespace from sharing a release. Names over Helm's 53-character
-// limit are cut and get 8 characters of the SHA-256 of "namespace/name", so
-// they stay valid and distinct.
-func ReleaseName(prefix, namespace, name string) string {
-	full := prefix + "-" + namespace + "." + name
-	if len(full) <= MaxReleaseNameLength {
-		return full
-	}
-	sum := sha256.Sum256([]byte(namespace + "/" + name))
-	hash := hex.EncodeToString(sum[:])[:8]
-	keep := MaxReleaseNameLength - len(hash) - 1
-	head := strings.TrimRight(full[:keep], "-.")
-	return head + "-" + hash
-}
-
 // MaxChildNameLength is the limit on the names of objects derived from a CR
 // (a DNS label: Services, and labels holding the name).
 const MaxChildNameLength = 63

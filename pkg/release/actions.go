@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
-	"time"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	helmkube "helm.sh/helm/v3/pkg/kube"
@@ -22,8 +20,10 @@ import (
 // Secret permission, and a tenant cannot edit the records its CR is applied
 // from), apply with the field manager ManagedBy, and never roll back a
 // failed upgrade (it stays failed, reported in status, and is retried with
-// backoff instead of looping through rollbacks).
-func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string) (helmclient.ActionClientGetter, error) {
+// backoff instead of looping through rollbacks). prefixes are the kinds'
+// release prefixes, by kind: a CR's storage holds its own records only
+// (Owner).
+func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string, prefixes map[string]string) (helmclient.ActionClientGetter, error) {
 	// Helm names the field manager of what it applies after the binary unless
 	// told otherwise; a rename of the binary must not change it.
 	helmkube.ManagedFieldsManager = ManagedBy
@@ -39,8 +39,13 @@ func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNam
 	}
 	releases := cs.CoreV1().ConfigMaps(operatorNamespace)
 	acg, err := helmclient.NewActionConfigGetter(cfg, mapper,
-		helmclient.StorageDriverMapper(func(context.Context, client.Object, *rest.Config) (driver.Driver, error) {
-			return holdPending(newRecords(releases)), nil
+		helmclient.StorageDriverMapper(func(_ context.Context, obj client.Object, _ *rest.Config) (driver.Driver, error) {
+			kind := obj.GetObjectKind().GroupVersionKind().Kind
+			prefix, ok := prefixes[kind]
+			if !ok {
+				return nil, fmt.Errorf("release storage: no release prefix for kind %q", kind)
+			}
+			return holdPending(newRecords(releases, OwnerOf(obj, kind, prefix))), nil
 		}))
 	if err != nil {
 		return nil, fmt.Errorf("helm action config: %w", err)
@@ -65,33 +70,4 @@ func Values(v any) (map[string]any, error) {
 		return nil, fmt.Errorf("decode values: %w", err)
 	}
 	return out, nil
-}
-
-// reachableFor is how long a passed reachability check stands.
-const reachableFor = 10 * time.Second
-
-// reachableClient is Helm's kube client with a remembered reachability
-// check. Helm asks the API server for its version before each action (get,
-// install, upgrade, uninstall): three requests for every new CR, and one for
-// every reconcile. A check that passed within reachableFor, for any CR, is not
-// asked again; when the API server has gone since, the action's own requests
-// fail as clearly, and the reconcile is retried.
-type reachableClient struct {
-	*helmkube.Client
-	// passed is when a check last passed (Unix nanoseconds), shared by a
-	// reconciler's clients.
-	passed *atomic.Int64
-}
-
-// IsReachable implements helmkube.Interface.
-func (c *reachableClient) IsReachable() error {
-	now := time.Now()
-	if t := c.passed.Load(); t != 0 && now.Sub(time.Unix(0, t)) < reachableFor {
-		return nil
-	}
-	if err := c.Client.IsReachable(); err != nil {
-		return err
-	}
-	c.passed.Store(now.UnixNano())
-	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -194,28 +193,13 @@ func deleteReleaseObjects(cfg *action.Configuration, history []*release.Release,
 				return nil
 			}
 			done[key] = true
-			l, conflict, err := readLive(info, own)
+			ok, l, err := deleteOwned(info, policy, own)
 			switch {
 			case err != nil:
 				return err
-			case l.existing == nil:
-				return nil
-			case conflict != nil:
-				left = append(left, l.ref())
-				return nil
-			}
-			m, err := meta.Accessor(l.existing)
-			if err != nil {
-				return err
-			}
-			uid := m.GetUID()
-			background := metav1.DeletePropagationBackground
-			_, err = resource.NewHelper(info.Client, info.Mapping).DeleteWithOptions(info.Namespace, info.Name, &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				return fmt.Errorf("delete %s: %w", l.ref(), err)
-			default:
+			case l != "":
+				left = append(left, l)
+			case ok:
 				deleted++
 			}
 			return nil

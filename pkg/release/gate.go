@@ -44,6 +44,8 @@ type gate struct {
 	// owner is the CR, of kind ownerKind.
 	owner     client.Object
 	ownerKind schema.GroupVersionKind
+	// record checks the release record the manifest would be stored in; nil checks nothing.
+	record func(manifest string) error
 }
 
 var _ postrender.PostRenderer = (*gate)(nil)
@@ -67,6 +69,11 @@ func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 		}
 		out.WriteString("---\n")
 		out.Write(b)
+	}
+	if g.record != nil {
+		if err := g.record(out.String()); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -126,7 +126,7 @@ func TestReachabilityIsRemembered(t *testing.T) {
 		_, _ = w.Write([]byte(`{"major":"1","minor":"34","gitVersion":"v1.34.2"}`))
 	}))
 	var passed atomic.Int64
-	a, b := &reachableClient{Client: kc, passed: &passed}, &reachableClient{Client: kc, passed: &passed}
+	a, b := &kubeClient{Client: kc, passed: &passed}, &kubeClient{Client: kc, passed: &passed}
 	for range 3 {
 		require.NoError(t, a.IsReachable())
 		require.NoError(t, b.IsReachable())

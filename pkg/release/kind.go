@@ -85,6 +85,17 @@ type Preparer[O client.Object, I any] interface {
 	Cleanup(ctx context.Context, obj O) error
 }
 
+// Finisher is implemented by kinds that write, outside Helm, what must not
+// be written for a CR whose release was refused: bindings of its
+// ServiceAccount, other controllers' objects pointed at its Service. Finish
+// runs after the release's objects passed the gate (the ownership of every
+// name) and are applied, or found in sync; never after a NameConflict or
+// another failure. A Preparer's Prepare writes only what the chart mounts.
+// What Finish writes goes in the Preparer's Cleanup.
+type Finisher[O client.Object, I any] interface {
+	Finish(ctx context.Context, obj O, in I) error
+}
+
 // ConfigMapReader is implemented by kinds whose CRs read ConfigMaps that the
 // operator does not own: the reconciler watches ConfigMaps as metadata only
 // and maps a change to the CRs that list it.
@@ -150,6 +161,8 @@ type Registered interface {
 	// Prepare and Cleanup do nothing for a kind that is no Preparer.
 	Prepare(ctx context.Context, obj client.Object, in any) error
 	Cleanup(ctx context.Context, obj client.Object) error
+	// Finish does nothing for a kind that is no Finisher.
+	Finish(ctx context.Context, obj client.Object, in any) error
 	// ConfigMapReader returns the kind's ConfigMap references; ok is false
 	// for a kind that reads none.
 	ConfigMapReader() (refs func(client.Object) []string, shared []string, ok bool)
@@ -207,6 +220,13 @@ func (a adapter[O, I]) Prepare(ctx context.Context, obj client.Object, in any) e
 func (a adapter[O, I]) Cleanup(ctx context.Context, obj client.Object) error {
 	if p, ok := a.k.(Preparer[O, I]); ok {
 		return p.Cleanup(ctx, a.object(obj))
+	}
+	return nil
+}
+
+func (a adapter[O, I]) Finish(ctx context.Context, obj client.Object, in any) error {
+	if f, ok := a.k.(Finisher[O, I]); ok {
+		return f.Finish(ctx, a.object(obj), a.inputs(in))
 	}
 	return nil
 }

@@ -360,14 +360,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Typed objects read from a cache carry no TypeMeta; owner references need it.
 	obj.GetObjectKind().SetGroupVersionKind(r.meta.GVK)
-	relName := naming.ReleaseName(r.meta.ReleasePrefix, obj.GetNamespace(), obj.GetName())
+	owner := OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
+	relName := owner.Release
 
 	ac, err := r.actions.ActionClientFor(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("helm action client: %w", err)
 	}
 	if kc, ok := ac.Config().KubeClient.(*helmkube.Client); ok {
-		ac.Config().KubeClient = &reachableClient{Client: kc, passed: &r.reachable}
+		ac.Config().KubeClient = &kubeClient{Client: kc, passed: &r.reachable, policy: r.policy(obj), own: r.ownership(obj, relName)}
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		err := r.uninstall(ctx, obj, ac, relName)
@@ -413,22 +414,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case err != nil:
 		return ctrl.Result{}, err
 	default:
-		// What the kind writes outside Helm comes first: the chart may mount it.
+		// What the chart mounts (the CA bundle) is written first; what the
+		// kind writes outside Helm for the CR's objects (bindings, wiring)
+		// waits until they passed the gate.
 		start = time.Now()
-		err := r.kind.Prepare(ctx, obj, inputs)
+		f, err := outsideHelm(r.kind.Prepare(ctx, obj, inputs))
 		timePhase(kind, PhasePrepare, start)
 		switch {
-		case errors.As(err, &failure):
-			obs.Failure = &status.Failure{Reason: failure.Reason, Message: err.Error()}
-		case apierrors.IsForbidden(err):
-			// Retrying with backoff would not say why nothing happens.
-			obs.Failure = &status.Failure{Reason: status.ReasonOperatorForbidden, Message: err.Error() + ": the operator's installation does not allow what this resource needs (docs/security.md lists its permissions)"}
 		case err != nil:
 			return ctrl.Result{}, err
+		case f != nil:
+			obs.Failure = f
 		default:
 			start = time.Now()
 			current, obs.Failure, applyErr = r.apply(ctx, ac, obj, relName, vals)
 			timePhase(kind, PhaseApply, start)
+			if current != nil && obs.Failure == nil && applyErr == nil {
+				start = time.Now()
+				f, err := outsideHelm(r.kind.Finish(ctx, obj, inputs))
+				timePhase(kind, PhasePrepare, start)
+				if err != nil {
+					return ctrl.Result{}, err
+				}
+				obs.Failure = f
+			}
 		}
 	}
 
@@ -476,6 +485,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, applyErr
 }
 
+// outsideHelm sorts out an error of a kind's writes outside Helm: a failure
+// the user or the administrator fixes, or an error to retry.
+func outsideHelm(err error) (*status.Failure, error) {
+	var failure *status.Failure
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &failure):
+		return &status.Failure{Reason: failure.Reason, Field: failure.Field, Message: err.Error()}, nil
+	case apierrors.IsForbidden(err):
+		// Retrying with backoff would not say why nothing happens.
+		return &status.Failure{Reason: status.ReasonOperatorForbidden, Message: err.Error() + ": the operator's installation does not allow what this resource needs (docs/security.md lists its permissions)"}, nil
+	}
+	return nil, err
+}
+
 const (
 	// DefaultPendingGrace is how long a pending release is left alone:
 	// another replica (a leader that lost its lease but has not noticed yet)
@@ -521,13 +546,17 @@ func (r *Reconciler) policy(obj client.Object) guard.Policy {
 
 // ownership describes the objects the operator renders for this CR.
 func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownership {
-	return guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	own := guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if legacy := naming.LegacyReleaseName(r.meta.ReleasePrefix, obj.GetNamespace(), obj.GetName()); legacy != relName {
+		own.Legacy = legacy
+	}
+	return own
 }
 
 // gated is the operator's gate, which replaces the post-renderer
 // helm-operator-plugins sets (owner references; the gate sets them itself).
-func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string) postrender.PostRenderer {
-	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), owner: obj, ownerKind: r.meta.GVK}
+func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) postrender.PostRenderer {
+	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), owner: obj, ownerKind: r.meta.GVK, record: recordCheck(obj, relName, r.chart.Chart, vals)}
 }
 
 // failed turns a failed Helm action into a status failure: problems the user
@@ -589,11 +618,11 @@ func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failur
 // apply installs or upgrades the release, or repairs its objects when it is
 // in sync, and returns the release when it is then deployed.
 func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*release.Release, *status.Failure, error) {
-	labels := map[string]string{
-		LabelManaged: "true", LabelChartDigest: r.chart.Digest[:32],
-		// Whose release this is: the sweep removes records whose CR is gone.
-		LabelOwnerKind: r.meta.GVK.Kind, LabelOwnerNamespace: obj.GetNamespace(), LabelOwnerUID: string(obj.GetUID()),
-	}
+	// Whose release this is: the storage serves a CR its own records only,
+	// and the sweep removes records whose CR is gone.
+	owner := OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
+	labels := owner.Labels()
+	labels[LabelManaged], labels[LabelChartDigest] = "true", r.chart.Digest[:32]
 	if r.helmCaps != nil {
 		caps, err := r.helmCaps()
 		if err != nil {
@@ -605,7 +634,10 @@ func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, o
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, &status.Failure{Reason: "ReleaseUnreadable", Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
 	}
-	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] {
+	// Drift is repaired toward a release of this very CR only: a release of
+	// an earlier CR of the same name (its objects name a dead owner, which the
+	// garbage collector deletes) is upgraded, rendering every object again.
+	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] && owner.Current(last.Labels) {
 		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.cachedCopy(ctx))
 		if len(repaired) > 0 {
 			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
@@ -658,11 +690,14 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 		// Hooks skip the post-renderer, so the gate would not see them; the
 		// charts have none, and none may run.
 		i.DisableHooks = true
-		i.PostRenderer = r.gated(ac, obj, relName)
+		i.PostRenderer = r.gated(ac, obj, relName, vals)
 		return nil
 	})
 	if err != nil {
 		f, err := r.failed(obj, "InstallFailed", relName, err)
+		return nil, f, err
+	}
+	if f, err := r.recorded(ac, obj, relName); err != nil {
 		return nil, f, err
 	}
 	upstream := false
@@ -698,16 +733,42 @@ func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, r
 		u.DisableOpenAPIValidation = true
 		u.SkipSchemaValidation = r.schema != nil
 		u.DisableHooks = true
-		u.PostRenderer = r.gated(ac, obj, relName)
+		u.PostRenderer = r.gated(ac, obj, relName, vals)
 		return nil
 	})
+	if kc, ok := ac.Config().KubeClient.(*kubeClient); ok && len(kc.left) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: the spec no longer renders them, and they were not created by the operator for this resource", strings.Join(kc.left, ", "))
+	}
 	if err != nil {
 		f, err := r.failed(obj, "UpgradeFailed", relName, err)
+		return nil, f, err
+	}
+	if f, err := r.recorded(ac, obj, relName); err != nil {
 		return nil, f, err
 	}
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Upgraded", "upgraded release %s to revision %d", rel.Name, rel.Version)
 	return rel, nil, nil
 }
+
+// recorded checks that Helm stored the record of the install or upgrade
+// it reported: Helm logs a failed write of it and succeeds. Objects applied
+// without their record are a failure, retried with backoff (the next
+// install adopts them).
+func (r *Reconciler) recorded(ac helmclient.ActionInterface, obj client.Object, relName string) (*status.Failure, error) {
+	d, ok := ac.Config().Releases.Driver.(*heldPending)
+	if !ok {
+		return nil, nil
+	}
+	err := d.writeFailure()
+	if err == nil {
+		return nil, nil
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeWarning, ReasonReleaseNotRecorded, "release %s: the objects were applied but their record was not stored: %v", relName, err)
+	return &status.Failure{Reason: ReasonReleaseNotRecorded, Message: fmt.Sprintf("the objects of release %s were applied but its record was not stored (%v); retrying", relName, err)}, err
+}
+
+// ReasonReleaseNotRecorded: Helm applied the objects and failed to store the release record.
+const ReasonReleaseNotRecorded = "ReleaseNotRecorded"
 
 // uninstall removes what the release created and its records, then the
 // finalizer. It is the operator's own, not Helm's: each object is deleted

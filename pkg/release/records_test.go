@@ -23,12 +23,12 @@ func TestRecordsAreHelms(t *testing.T) {
 			Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("kind: ConfigMap\n")}}},
 			Config:   map[string]any{"v": 1},
 			Manifest: "---\nkind: ConfigMap\n",
-			Labels:   map[string]string{LabelChartDigest: "abc", "owner": "someone"},
+			Labels:   map[string]string{LabelChartDigest: "abc", "owner": "someone", LabelOwnerKind: "K", LabelOwnerNamespace: "ns", LabelOwnerName: "r", LabelOwnerUID: "u"},
 		}
 	}
 	helmCS, oursCS := fake.NewClientset(), fake.NewClientset()
 	helm := driver.NewConfigMaps(helmCS.CoreV1().ConfigMaps("ops"))
-	ours := newRecords(oursCS.CoreV1().ConfigMaps("ops"))
+	ours := newRecords(oursCS.CoreV1().ConfigMaps("ops"), Owner{Kind: "K", Namespace: "ns", Name: "r", UID: "u", Release: "r", Legacy: "r"})
 	same := func(stamp string) {
 		t.Helper()
 		want, err := helmCS.CoreV1().ConfigMaps("ops").Get(context.Background(), "sh.helm.release.v1.r.v2", metav1.GetOptions{})

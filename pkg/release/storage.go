@@ -2,6 +2,7 @@ package release
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -40,6 +41,18 @@ type heldPending struct {
 	held map[string]*release.Release
 	// history is each release's stored revisions by name, once listed.
 	history map[string][]*release.Release
+	// failed is the first write that failed. Helm logs a failed write of
+	// the record that ends an install or an upgrade and reports success:
+	// the reconciler asks (writeFailure), so that objects applied without a
+	// record are a failure, not a release that seems to be there.
+	failed error
+}
+
+// writeFailure is the first write of a record that failed, if any.
+func (d *heldPending) writeFailure() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failed
 }
 
 func holdPending(d driver.Driver) *heldPending {
@@ -104,10 +117,13 @@ func (d *heldPending) stored(name string, version int, rls *release.Release, err
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h, known := d.history[name]
-	if !known {
+	if !known && err == nil {
 		return
 	}
 	if err != nil {
+		if d.failed == nil {
+			d.failed = fmt.Errorf("store release %s revision %d: %w", name, version, err)
+		}
 		delete(d.history, name)
 		return
 	}

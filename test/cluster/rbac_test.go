@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -284,4 +285,93 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
+}
+
+// installBindingPolicy installs config/policy's admission policy of the
+// operator's ClusterRoleBindings, for the test's operator ServiceAccount.
+func installBindingPolicy(t *testing.T, ctx context.Context) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "policy", "trustyai_proxy_bindings.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(strings.ReplaceAll(string(raw), ":ai-stack-operator-controller-manager'", ":rbac-test-operator'"), "\n---\n")
+	policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	for i, obj := range []client.Object{policy, binding} {
+		if err := yaml.UnmarshalStrict([]byte(docs[i]), obj); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetName("ai-stack-operator-" + obj.GetName())
+		if err := k8s.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A compromised operator cannot turn its ClusterRole into power over the
+// cluster's RBAC: with config/rbac's role and config/policy's admission
+// policy, it may neither bind its own role or system:auth-delegator to
+// anyone, nor delete or update another's binding, nor read a Secret; it may
+// create and delete the TrustyAI proxy bindings it needs. (RBAC alone let it:
+// the API server's escalation check passes for roles whose permissions it
+// holds, and RBAC cannot limit create to names.)
+func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
+	ctx := context.Background()
+	installProxyRole(t, ctx)
+	installBindingPolicy(t, ctx)
+	op, err := client.New(operatorConfig(t, ctx), client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binding := func(name, role string, subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+		return &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{subject},
+		}
+	}
+	anyone := rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:unauthenticated"}
+	someSA := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "someone"}
+	refused := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: allowed", what)
+		} else if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	// The policy takes a moment to load: a legitimate binding passes it
+	// throughout, and the first refusal says it is in force.
+	eventually(t, "the policy refuses a binding of system:auth-delegator", func() error {
+		err := op.Create(ctx, binding("grab-reviews", "system:auth-delegator", someSA))
+		if err == nil {
+			_ = k8s.Delete(ctx, binding("grab-reviews", "system:auth-delegator", someSA))
+			return fmt.Errorf("allowed")
+		}
+		return nil
+	})
+	refused("bind its own ClusterRole to system:unauthenticated", op.Create(ctx, binding("grab-all", "rbac-test-manager-role", anyone)))
+	refused("bind the proxy role to another subject", op.Create(ctx, binding("trustyai-proxy.default.x", "ai-stack-operator-trustyai-proxy", someSA)))
+
+	theirs := binding("someone-elses", "view", someSA)
+	if err := k8s.Create(ctx, theirs); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, theirs) })
+	refused("delete another's ClusterRoleBinding", op.Delete(ctx, theirs.DeepCopy()))
+	stolen := theirs.DeepCopy()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(stolen), stolen); err != nil {
+		t.Fatal(err)
+	}
+	stolen.Subjects = []rbacv1.Subject{anyone}
+	refused("update another's ClusterRoleBinding", op.Update(ctx, stolen))
+	refused("read a Secret", op.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: "anything"}, &corev1.Secret{}))
+
+	own := binding("trustyai-proxy.default.tas", "ai-stack-operator-trustyai-proxy", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "tas-proxy"})
+	if err := op.Create(ctx, own); err != nil {
+		t.Fatalf("the proxy binding the operator needs: %v", err)
+	}
+	if err := op.Delete(ctx, own); err != nil {
+		t.Fatalf("deleting its own proxy binding: %v", err)
+	}
 }

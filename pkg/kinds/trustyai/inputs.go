@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,8 +24,15 @@ type Inputs struct {
 	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
 	// the operator's (Prepare updates it).
 	stored *release.StoredBundle
-	// wiring is what Prepare did to the model servers; nil before.
+	// wiring is what Finish did to the model servers; nil before, and when
+	// the release failed.
 	wiring *wiring
+	// binding is the operator's proxy ClusterRoleBinding of the CR as
+	// Prepare read it; nil when there is none.
+	binding *rbacv1.ClusterRoleBinding
+	// dbCAUnknown: the operator may not read Secrets in the CR's namespace,
+	// so whether <name>-db-ca exists is unknown (it is taken as absent).
+	dbCAUnknown bool
 }
 
 // Gather implements release.Kind: the operator's settings, the platform, the
@@ -70,6 +78,12 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 		switch {
 		case err == nil:
 			in.values.DatabaseCA = true
+		case apierrors.IsForbidden(err):
+			// The operator holds no cluster-wide Secret permission; an
+			// administrator grants this read per namespace
+			// (docs/trustyai.md). Without it the service connects without
+			// the CA, as when the Secret is absent, and says so.
+			in.dbCAUnknown = true
 		case !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("look for Secret %s: %w", dbCAName(cr.Name), err)
 		}

@@ -37,6 +37,7 @@ type Kind struct {
 var (
 	_ release.Kind[*trustyv1.TrustyAIService, *Inputs]     = (*Kind)(nil)
 	_ release.Preparer[*trustyv1.TrustyAIService, *Inputs] = (*Kind)(nil)
+	_ release.Finisher[*trustyv1.TrustyAIService, *Inputs] = (*Kind)(nil)
 	_ release.ConfigMapReader[*trustyv1.TrustyAIService]   = (*Kind)(nil)
 	_ release.Offline[*trustyv1.TrustyAIService, *Inputs]  = (*Kind)(nil)
 )
@@ -84,13 +85,26 @@ func (k *Kind) Values(cr *trustyv1.TrustyAIService, in *Inputs) (map[string]any,
 // Conditions implements release.Kind.
 func (*Kind) Conditions(cr *trustyv1.TrustyAIService) []metav1.Condition { return cr.Status.Conditions }
 
-// Prepare implements release.Preparer: the merged CA bundle and the
-// proxy's ClusterRoleBinding, before the chart is applied.
+// Prepare implements release.Preparer: the merged CA bundle, which the
+// chart mounts, before the chart is applied.
+// The proxy's binding is read here: a binding of its name that is not the
+// operator's stops the CR before anything is applied.
 func (k *Kind) Prepare(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) error {
-	if err := k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app.kubernetes.io/instance": cr.Name, "app.kubernetes.io/component": "ca-bundle"}, in.trust, in.stored); err != nil {
+	binding, err := k.readProxyBinding(ctx, cr)
+	if err != nil {
 		return err
 	}
-	if err := k.ensureProxyBinding(ctx, cr); err != nil {
+	in.binding = binding
+	return k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app.kubernetes.io/instance": cr.Name, "app.kubernetes.io/component": "ca-bundle"}, in.trust, in.stored)
+}
+
+// Finish implements release.Finisher: the proxy's ClusterRoleBinding and
+// the model-server wiring, once the release's objects passed the gate. Both
+// name the CR's ServiceAccount and Service: written before, a CR whose
+// names are another team's (a NameConflict) would bind that team's
+// ServiceAccount and send the model servers' payloads to its Service.
+func (k *Kind) Finish(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) error {
+	if err := k.ensureProxyBinding(ctx, cr, in.binding); err != nil {
 		return err
 	}
 	w, err := k.wire(ctx, cr, in)
@@ -101,7 +115,8 @@ func (k *Kind) Prepare(ctx context.Context, cr *trustyv1.TrustyAIService, in *In
 	return nil
 }
 
-// Cleanup implements release.Preparer: what Prepare wrote goes with the CR.
+// Cleanup implements release.Preparer: what Prepare and Finish wrote goes
+// with the CR.
 func (k *Kind) Cleanup(ctx context.Context, cr *trustyv1.TrustyAIService) error {
 	if err := k.unwire(ctx, cr); err != nil {
 		return err

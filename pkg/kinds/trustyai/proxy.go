@@ -51,40 +51,47 @@ func isOurs(b *rbacv1.ClusterRoleBinding, cr *trustyv1.TrustyAIService) bool {
 	return b.Labels[release.LabelManaged] == "true" && b.Labels[labelOwnerNamespace] == cr.Namespace && b.Labels[labelOwnerName] == cr.Name
 }
 
-// ensureProxyBinding creates or repairs the binding; a binding of its name
-// that is not the operator's is a NameConflict, left alone.
-func (k *Kind) ensureProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIService) error {
-	want := proxyBinding(cr)
+// readProxyBinding reads the CR's binding (nil when there is none) before
+// anything is applied: a binding of its name that is not the operator's is
+// a NameConflict, and nothing of the CR is applied. Read-only.
+func (k *Kind) readProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIService) (*rbacv1.ClusterRoleBinding, error) {
+	name := proxyBindingName(cr.Name, cr.Namespace)
 	have := &rbacv1.ClusterRoleBinding{}
-	err := k.APIReader.Get(ctx, client.ObjectKey{Name: want.Name}, have)
+	err := k.APIReader.Get(ctx, client.ObjectKey{Name: name}, have)
 	switch {
 	case apierrors.IsNotFound(err):
-		switch err := k.Client.Create(ctx, want); {
-		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
-			// The API server's escalation check answers NotFound when the
-			// role is missing, Forbidden when the operator lacks its rules.
-			return &status.Failure{Reason: status.ReasonOperatorForbidden, Message: fmt.Sprintf("create ClusterRoleBinding %s: %v: the API server lets the operator bind ClusterRole %s only when that role exists and the operator holds its permissions; install the operator's manifests (config/rbac/trustyai_proxy_role.yaml)", want.Name, err, ProxyClusterRole)}
-		case err != nil:
-			return fmt.Errorf("create ClusterRoleBinding %s: %w", want.Name, err)
-		}
-		return nil
+		return nil, nil
 	case err != nil:
-		return fmt.Errorf("read ClusterRoleBinding %s: %w", want.Name, err)
+		return nil, fmt.Errorf("read ClusterRoleBinding %s: %w", name, err)
 	case !isOurs(have, cr):
-		return &status.Failure{Reason: status.ReasonNameConflict, Message: fmt.Sprintf("ClusterRoleBinding %s exists and was not created by the operator for this resource; the operator neither overwrites nor deletes it: delete it, or rename the TrustyAIService", want.Name)}
-	case have.RoleRef != want.RoleRef:
-		// The role of a binding cannot change: replace it.
+		return nil, &status.Failure{Reason: status.ReasonNameConflict, Message: fmt.Sprintf("ClusterRoleBinding %s exists and was not created by the operator for this resource; the operator neither overwrites nor deletes it: delete it, or rename the TrustyAIService", name)}
+	}
+	return have, nil
+}
+
+// ensureProxyBinding creates the binding, or replaces the operator's own
+// (have, as readProxyBinding found it) when it differs. The operator may not
+// update ClusterRoleBindings (a compromised operator could otherwise point
+// anyone's binding at any role it holds); it creates and deletes only its
+// own, which an admission policy checks too (docs/security.md).
+func (k *Kind) ensureProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIService, have *rbacv1.ClusterRoleBinding) error {
+	want := proxyBinding(cr)
+	if have != nil {
+		if have.RoleRef == want.RoleRef && equality.Semantic.DeepEqual(have.Subjects, want.Subjects) && have.Labels[release.LabelOwnerUID] == string(cr.UID) {
+			return nil
+		}
 		if err := k.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("replace ClusterRoleBinding %s: %w", want.Name, err)
 		}
-		return k.Client.Create(ctx, want)
-	case equality.Semantic.DeepEqual(have.Subjects, want.Subjects) && have.Labels[release.LabelOwnerUID] == string(cr.UID):
-		return nil
 	}
-	have.Subjects = want.Subjects
-	have.Labels[release.LabelOwnerUID] = string(cr.UID)
-	if err := k.Client.Update(ctx, have); err != nil {
-		return fmt.Errorf("repair ClusterRoleBinding %s: %w", want.Name, err)
+	switch err := k.Client.Create(ctx, want); {
+	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
+		// The API server's escalation check answers NotFound when the
+		// role is missing, Forbidden when the operator lacks its rules (or
+		// the admission policy refuses the binding).
+		return &status.Failure{Reason: status.ReasonOperatorForbidden, Message: fmt.Sprintf("create ClusterRoleBinding %s: %v: the API server lets the operator bind ClusterRole %s only when that role exists and the operator holds its permissions; install the operator's manifests (config/rbac/trustyai_proxy_role.yaml)", want.Name, err, ProxyClusterRole)}
+	case err != nil:
+		return fmt.Errorf("create ClusterRoleBinding %s: %w", want.Name, err)
 	}
 	return nil
 }

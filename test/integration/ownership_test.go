@@ -1,0 +1,234 @@
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// fixedNamespace creates a namespace of a given name for a test.
+func fixedNamespace(t *testing.T, name string) string {
+	t.Helper()
+	require.NoError(t, k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	t.Cleanup(func() {
+		_ = k8s.DeleteAllOf(context.Background(), &llamav1alpha1.LlamaStackDistribution{}, client.InNamespace(name))
+	})
+	return name
+}
+
+// uidOf is the UID of an object, "" when it does not exist.
+func uidOf(t *testing.T, ns, name string, obj client.Object) types.UID {
+	t.Helper()
+	if err := get(ns, name, obj); err != nil {
+		require.True(t, apierrors.IsNotFound(err), "%v", err)
+		return ""
+	}
+	return obj.GetUID()
+}
+
+// Two CRs in two namespaces whose releases were one under the 32-bit names
+// of earlier versions (pkg/naming's collidingPair, found by a birthday
+// search): creating the second made the operator delete the first's
+// objects, deleting it wiped the first's release records. Each has its own
+// release now, and neither touches the other's objects or records.
+func TestReleaseNamesDoNotCollideAcrossNamespaces(t *testing.T) {
+	victimNS := fixedNamespace(t, "payments-analytics-platform-team-tenant-prod")
+	thiefNS := fixedNamespace(t, "payments-analytics-platform-team-tenant-dev")
+	victim, thief := "fraud-metrics-738531", "metrics-10785"
+	require.Equal(t, naming.LegacyReleaseName("llsd", victimNS, victim), naming.LegacyReleaseName("llsd", thiefNS, thief), "the pair collided before")
+
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(victimNS, victim)))
+	waitCondition(t, victimNS, victim, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	deployment := uidOf(t, victimNS, victim, &appsv1.Deployment{})
+	service := uidOf(t, victimNS, victim+"-service", &corev1.Service{})
+	require.NotEmpty(t, deployment)
+	records := releaseRecords(t, victimNS, victim)
+	require.Len(t, records, 1)
+
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(thiefNS, thief)))
+	waitCondition(t, thiefNS, thief, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	require.NoError(t, get(thiefNS, thief, &appsv1.Deployment{}), "the second CR has its own objects")
+	time.Sleep(5 * reconcilePeriod)
+	assert.Equal(t, deployment, uidOf(t, victimNS, victim, &appsv1.Deployment{}), "the first CR's Deployment is untouched")
+	assert.Equal(t, service, uidOf(t, victimNS, victim+"-service", &corev1.Service{}), "the first CR's Service is untouched")
+
+	require.NoError(t, k8s.Delete(context.Background(), newLLSD(thiefNS, thief)))
+	eventually(t, "the second CR deleted", func() error { return gone(thiefNS, thief, &llamav1alpha1.LlamaStackDistribution{}) })
+	assert.Equal(t, deployment, uidOf(t, victimNS, victim, &appsv1.Deployment{}), "the first CR's Deployment outlives the second CR")
+	after := releaseRecords(t, victimNS, victim)
+	require.Len(t, after, 1, "the first CR's records outlive the second CR")
+	assert.Equal(t, records[0].UID, after[0].UID)
+}
+
+// In one namespace no search is needed: a CR named what a long name was cut
+// to had that name's release.
+func TestReleaseNamesDoNotCollideInANamespace(t *testing.T) {
+	ns := newNamespace(t)
+	long := strings.Repeat("model-", 8) + "serving"
+	thief := strings.TrimPrefix(naming.LegacyReleaseName("llsd", ns, long), "llsd-"+ns+".")
+	require.Equal(t, naming.LegacyReleaseName("llsd", ns, long), naming.LegacyReleaseName("llsd", ns, thief), "the pair collided before")
+
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, long)))
+	waitCondition(t, ns, long, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	deployment := uidOf(t, ns, long, &appsv1.Deployment{})
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, thief)))
+	waitCondition(t, ns, thief, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	require.NoError(t, k8s.Delete(context.Background(), newLLSD(ns, thief)))
+	eventually(t, "the second CR deleted", func() error { return gone(ns, thief, &llamav1alpha1.LlamaStackDistribution{}) })
+	assert.Equal(t, deployment, uidOf(t, ns, long, &appsv1.Deployment{}), "the long-named CR's Deployment is untouched")
+	recs := &corev1.ConfigMapList{}
+	require.NoError(t, k8s.List(context.Background(), recs, client.InNamespace(operatorNamespace), client.MatchingLabels{"owner": "helm", "name": naming.ReleaseName("llsd", ns, long)}))
+	require.Len(t, recs.Items, 1, "the long-named CR's record stays")
+	assert.Equal(t, naming.NameLabel(long), recs.Items[0].Labels[release.LabelOwnerName])
+}
+
+// An upgrade deletes only what the operator created for this CR: a
+// ConfigMap the user put in place of the operator's <name>-config, which the
+// CR then names as its userConfig, survives the upgrade that drops the
+// operator's, and the CR says it was left.
+func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
+	ns := newNamespace(t)
+	cr := newLLSD(ns, "swap2")
+	cr.Spec.Server.Config = typedConfig()
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	waitCondition(t, ns, "swap2", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	require.NoError(t, k8s.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "swap2-config"}}))
+	mine := userConfigMap(t, ns, "swap2-config")
+	waitCondition(t, ns, "swap2", status.TypeReconciled, metav1.ConditionFalse, "NameConflict")
+
+	patchCR(t, ns, "swap2", func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Server.Config = nil
+		cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "swap2-config"}
+	})
+	waitCondition(t, ns, "swap2", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	eventually(t, "an ObjectsLeft event", func() error { return hasReason(t, ns, "swap2", "ObjectsLeft") })
+	sameConfigMap(t, mine)
+}
+
+// A CR re-created after its finalizer was removed by hand takes its objects
+// over: its records name the dead CR's UID, so the release is upgraded and
+// every object names the new CR as its controller. (Repairing drift toward
+// the stored manifest kept the dead owner, and on a cluster the garbage
+// collector deleted what drift repair re-created, again and again.)
+func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "again")))
+	first := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	first.Finalizers = nil
+	require.NoError(t, k8s.Update(context.Background(), first))
+	require.NoError(t, k8s.Delete(context.Background(), first))
+	eventually(t, "the first CR gone", func() error { return gone(ns, "again", &llamav1alpha1.LlamaStackDistribution{}) })
+
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "again")))
+	second := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	require.NotEqual(t, first.UID, second.UID)
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.ServiceAccount{}} {
+		name := "again"
+		if _, ok := obj.(*corev1.ServiceAccount); ok {
+			name = "again-sa"
+		}
+		eventually(t, "the objects name the new CR as their owner", func() error {
+			if err := get(ns, name, obj); err != nil {
+				return err
+			}
+			c := metav1.GetControllerOf(obj)
+			if c == nil || c.UID != second.UID {
+				return assert.AnError
+			}
+			return nil
+		})
+	}
+	eventually(t, "the release records name the new CR", func() error {
+		for _, r := range releaseRecords(t, ns, "again") {
+			if r.Labels["status"] == "deployed" && r.Labels[release.LabelOwnerUID] == string(second.UID) {
+				return nil
+			}
+		}
+		return assert.AnError
+	})
+}
+
+// A spec whose release record the API server cannot hold is an invalid spec
+// naming the largest field, and nothing is applied: Helm applied it, failed
+// to store the record without a word, reported success, and installed it
+// again on every reconcile.
+func TestOversizedRecordIsInvalidSpec(t *testing.T) {
+	ns := newNamespace(t)
+	noise := make([]byte, 600<<10)
+	_, err := rand.Read(noise)
+	require.NoError(t, err)
+	cr := newLLSD(ns, "huge")
+	cr.Spec.Server.ContainerSpec.Env = []corev1.EnvVar{{Name: "SMALL", Value: "x"}, {Name: "NOISE", Value: base64.StdEncoding.EncodeToString(noise)}}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	got := waitCondition(t, ns, "huge", status.TypeReconciled, metav1.ConditionFalse, "InvalidSpec")
+	msg := condition(got, status.TypeReconciled).Message
+	assert.Contains(t, msg, "spec.server.containerSpec.env[1].value")
+	assert.Contains(t, msg, "nothing was applied")
+	assert.True(t, apierrors.IsNotFound(get(ns, "huge", &appsv1.Deployment{})), "nothing is applied")
+	assert.Empty(t, releaseRecords(t, ns, "huge"))
+
+	// A smaller value applies.
+	patchCR(t, ns, "huge", func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Server.ContainerSpec.Env = cr.Spec.Server.ContainerSpec.Env[:1]
+	})
+	waitCondition(t, ns, "huge", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	assert.Len(t, releaseRecords(t, ns, "huge"), 1)
+}
+
+// A TrustyAIService whose Service and ServiceAccount names are another
+// team's is a NameConflict, and nothing is written for it outside Helm
+// either: ModelMesh's payload processor is not pointed at the other team's
+// Service, and no ClusterRoleBinding binds their ServiceAccount to the
+// cluster-wide review role.
+func TestTrustyAIServiceWritesNothingOnConflict(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-ovms")))
+	theirs := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tas", Labels: map[string]string{"team": "b"}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}},
+	}
+	require.NoError(t, k8s.Create(ctx, theirs))
+	require.NoError(t, k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tas-proxy"}}))
+
+	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionFalse, "NameConflict")
+	never(t, 3*time.Second, "a write for the conflicting CR", func() error {
+		if got := processorsOf(t, ns, "modelmesh-serving-ovms"); got != "-" {
+			return nil
+		}
+		crbs := &rbacv1.ClusterRoleBindingList{}
+		require.NoError(t, k8s.List(ctx, crbs))
+		for _, b := range crbs.Items {
+			for _, s := range b.Subjects {
+				if s.Namespace == ns {
+					return nil
+				}
+			}
+		}
+		return assert.AnError
+	})
+
+	// Once the other team's objects are gone, the service is wired.
+	require.NoError(t, k8s.Delete(ctx, theirs))
+	require.NoError(t, k8s.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tas-proxy"}}))
+	waitProcessors(t, ns, "modelmesh-serving-ovms", "http://tas."+ns+".svc/consumer/kserve/v2")
+}
