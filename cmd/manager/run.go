@@ -14,6 +14,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/memlimit"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/metricsauth"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -27,6 +28,8 @@ func runCommand(args []string, stderr io.Writer) error {
 	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
 	metricsAddr := fs.String("metrics-bind-address", ":8443", "address of the metrics endpoint (HTTPS, authenticated and authorized); 0 disables it")
 	insecureMetrics := fs.Bool("metrics-insecure", false, "serve metrics over plain HTTP without authentication (local development only)")
+	var metricsServing metricsauth.Serving
+	metricsServing.BindFlags(fs)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
 	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the operator's namespace)")
@@ -81,6 +84,7 @@ func runCommand(args []string, stderr io.Writer) error {
 		Namespaces:              namespaces,
 		MetricsAddr:             *metricsAddr,
 		InsecureMetrics:         *insecureMetrics,
+		MetricsServing:          metricsServing,
 		ProbeAddr:               *probeAddr,
 		LeaderElection:          *leaderElect,
 		LeaderElectionNamespace: *leaderNS,

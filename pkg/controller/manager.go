@@ -104,6 +104,10 @@ type ManagerOptions struct {
 	// they are served over HTTPS to clients the API server authenticates and
 	// authorizes (get on the non-resource URL /metrics).
 	InsecureMetrics bool
+	// MetricsServing is how the metrics endpoint speaks TLS: HTTP/1.1 only
+	// and a self-signed certificate generated at start when zero
+	// (--metrics-enable-http2, --metrics-cert-dir).
+	MetricsServing metricsauth.Serving
 	// LeaderElection and its lease namespace.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -140,13 +144,17 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	metrics, err := metricsOptions(o)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: Scheme(),
 		Cache:  cacheOpts,
 		// Reads of ConfigMaps and Secrets go to the API server: they are read
 		// by name, on demand, and never cached with their data.
 		Client:                  client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}}},
-		Metrics:                 metricsOptions(o),
+		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
@@ -259,16 +267,20 @@ func capabilityTTL(d time.Duration) time.Duration {
 	return d
 }
 
-// metricsOptions serves metrics over HTTPS (a self-signed certificate unless
-// one is mounted) to authenticated and authorized clients only: a
-// TokenReview and a SubjectAccessReview per scrape, cached, as kubebuilder
-// scaffolds (pkg/metricsauth; controller-runtime's filter would link
-// k8s.io/apiserver).
-func metricsOptions(o ManagerOptions) metricsserver.Options {
-	if o.InsecureMetrics {
-		return metricsserver.Options{BindAddress: o.MetricsAddr}
+// metricsOptions serves metrics over HTTPS (HTTP/1.1 unless HTTP/2 is asked
+// for; the certificate of MetricsServing.CertDir, else a self-signed one) to
+// authenticated and authorized clients only: a TokenReview and a
+// SubjectAccessReview per scrape, cached, as kubebuilder scaffolds
+// (pkg/metricsauth; controller-runtime's filter would link k8s.io/apiserver).
+func metricsOptions(o ManagerOptions) (metricsserver.Options, error) {
+	if o.InsecureMetrics || o.MetricsAddr == "0" {
+		return metricsserver.Options{BindAddress: o.MetricsAddr}, nil
 	}
-	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: metricsFilter}
+	tlsOpts, err := o.MetricsServing.TLSOpts(ctrl.Log.WithName("metrics"))
+	if err != nil {
+		return metricsserver.Options{}, err
+	}
+	return metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: true, FilterProvider: metricsFilter, TLSOpts: tlsOpts}, nil
 }
 
 // metricsFilter is a metricsserver.FilterProvider.
