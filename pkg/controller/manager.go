@@ -233,7 +233,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		}
 		kinds = append(kinds, k)
 	}
-	if err := mgr.Add(release.NewSweeper(mgr.GetClient(), o.OperatorNamespace, kinds, o.ReleaseSweepPeriod)); err != nil {
+	if err := mgr.Add(release.NewSweeper(mgr.GetClient(), mgr.GetAPIReader(), o.OperatorNamespace, kinds, o.ReleaseSweepPeriod)); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -661,6 +661,9 @@ func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, o
 	)
 	if last == nil {
 		rel, f, err = r.install(ac, obj, relName, vals, labels)
+		if err == nil && f == nil && rel != nil {
+			err = r.sweepUnrendered(ctx, obj, relName, rel.Manifest)
+		}
 	} else {
 		rel, f, err = r.upgrade(ac, obj, relName, vals, labels, last)
 	}
@@ -669,6 +672,65 @@ func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, o
 		rel = nil
 	}
 	return rel, f, err
+}
+
+// sweepUnrendered deletes, after an install, the operator's objects of this
+// CR that the installed manifest does not hold. An install finds no release
+// records: the CR is new, or its records were deleted by hand, and then the
+// objects an earlier spec rendered (an Ingress, a PDB) would stay forever,
+// owned by a live CR that no longer renders them. The owned types' cache
+// holds the operator's objects only; each is deleted when it is the
+// operator's for this very CR (its controller is this CR, by UID), with its
+// UID as a precondition. Objects the chart keeps have no controller and stay.
+func (r *Reconciler) sweepUnrendered(ctx context.Context, obj client.Object, relName string, manifest string) error {
+	rendered := map[string]bool{}
+	for _, o := range manifestObjects(manifest) {
+		rendered[o.Kind+"/"+o.Name] = true
+	}
+	own := r.ownership(obj, relName)
+	var swept []string
+	for _, t := range r.meta.OwnedTypes {
+		gvk, err := apiutil.GVKForObject(t, r.client.Scheme())
+		if err != nil {
+			return err
+		}
+		// The typed list: the cache already watches these types (a list of
+		// their metadata would start a second watch of each).
+		lo, err := r.client.Scheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		list := lo.(client.ObjectList)
+		if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{LabelManaged: "true"}); err != nil {
+			return fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		err = meta.EachListItem(list, func(o runtime.Object) error {
+			item, ok := o.(client.Object)
+			if !ok {
+				return nil
+			}
+			c := metav1.GetControllerOfNoCopy(item)
+			if c == nil || c.UID != obj.GetUID() || rendered[gvk.Kind+"/"+item.GetName()] {
+				return nil
+			}
+			if own.Check(gvk.Kind, item.GetLabels(), item.GetAnnotations(), item.GetOwnerReferences()) != nil {
+				return nil
+			}
+			uid := item.GetUID()
+			if err := r.client.Delete(ctx, item, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+				return fmt.Errorf("delete %s %s: %w", gvk.Kind, item.GetName(), err)
+			}
+			swept = append(swept, gvk.Kind+" "+item.GetName())
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(swept) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeNormal, "ObjectsPruned", "deleted %s: the spec no longer renders them (release %s had no records)", strings.Join(swept, ", "), relName)
+	}
+	return nil
 }
 
 // failedUnlessNil is failed for an error and nothing for none.

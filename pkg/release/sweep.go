@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +26,7 @@ const defaultSweepPeriod = 10 * time.Minute
 // it, at start and every period.
 type releaseSweeper struct {
 	client    client.Client // CRs from the cache; ConfigMaps go to the API server
+	reader    client.Reader // the API server, for ClusterRoleBindings (never cached)
 	namespace string
 	kinds     map[string]Registered
 	period    time.Duration
@@ -32,8 +35,13 @@ type releaseSweeper struct {
 // NewSweeper returns the runnable that deletes the release records (in the
 // operator's namespace) of the kinds' CRs that no longer exist, at start and
 // every period (10 minutes when 0).
-func NewSweeper(c client.Client, namespace string, kinds []Registered, period time.Duration) manager.Runnable {
-	s := &releaseSweeper{client: c, namespace: namespace, kinds: map[string]Registered{}, period: period}
+//
+// It deletes, the same way, the cluster-scoped objects a kind writes for a
+// CR outside Helm (TrustyAI's proxy ClusterRoleBindings): labelled with the
+// operator's label and their CR's kind, namespace and UID, read from the
+// API server (reader).
+func NewSweeper(c client.Client, reader client.Reader, namespace string, kinds []Registered, period time.Duration) manager.Runnable {
+	s := &releaseSweeper{client: c, reader: reader, namespace: namespace, kinds: map[string]Registered{}, period: period}
 	if s.period <= 0 {
 		s.period = defaultSweepPeriod
 	}
@@ -71,11 +79,26 @@ func (s *releaseSweeper) sweep(ctx context.Context) (int, error) {
 	if err := s.client.List(ctx, records, client.InNamespace(s.namespace), client.MatchingLabels{"owner": "helm", LabelManaged: "true"}); err != nil {
 		return 0, fmt.Errorf("list release records: %w", err)
 	}
+	var leftovers []client.Object
+	for i := range records.Items {
+		leftovers = append(leftovers, &records.Items[i])
+	}
+	if s.reader != nil {
+		bindings := &metav1.PartialObjectMetadataList{}
+		bindings.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBindingList"))
+		if err := s.reader.List(ctx, bindings, client.MatchingLabels{LabelManaged: "true"}, client.HasLabels{LabelOwnerKind, LabelOwnerUID}); err != nil {
+			return 0, fmt.Errorf("list the operator's ClusterRoleBindings: %w", err)
+		}
+		for i := range bindings.Items {
+			bindings.Items[i].SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"))
+			leftovers = append(leftovers, &bindings.Items[i])
+		}
+	}
 	live := map[string]map[string]bool{} // kind/namespace -> UIDs
 	deleted := 0
-	for i := range records.Items {
-		rec := &records.Items[i]
-		kind, ns, uid := rec.Labels[LabelOwnerKind], rec.Labels[LabelOwnerNamespace], rec.Labels[LabelOwnerUID]
+	for _, obj := range leftovers {
+		l := obj.GetLabels()
+		kind, ns, uid := l[LabelOwnerKind], l[LabelOwnerNamespace], l[LabelOwnerUID]
 		k, ok := s.kinds[kind]
 		if !ok || ns == "" || uid == "" {
 			continue
@@ -91,8 +114,9 @@ func (s *releaseSweeper) sweep(ctx context.Context) (int, error) {
 		if live[key][uid] {
 			continue
 		}
-		if err := s.client.Delete(ctx, rec, client.Preconditions{UID: &rec.UID}); client.IgnoreNotFound(err) != nil {
-			return deleted, fmt.Errorf("delete release record %s: %w", rec.Name, err)
+		objUID := obj.GetUID()
+		if err := s.client.Delete(ctx, obj, client.Preconditions{UID: &objUID}); client.IgnoreNotFound(err) != nil {
+			return deleted, fmt.Errorf("delete %s of a CR that is gone: %w", obj.GetName(), err)
 		}
 		deleted++
 	}

@@ -12,10 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -231,4 +233,51 @@ func TestTrustyAIServiceWritesNothingOnConflict(t *testing.T) {
 	require.NoError(t, k8s.Delete(ctx, theirs))
 	require.NoError(t, k8s.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tas-proxy"}}))
 	waitProcessors(t, ns, "modelmesh-serving-ovms", "http://tas."+ns+".svc/consumer/kserve/v2")
+}
+
+// Objects a new spec no longer renders are deleted even when the release
+// records were deleted by hand: the install that follows finds no earlier
+// manifest to compare with, and the operator's objects of this CR that it
+// does not render (here the PodDisruptionBudget of two replicas) went on
+// running, owned by a live CR.
+func TestUnrenderedObjectsGoWhenRecordsWereLost(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "lost")))
+	cr := waitCondition(t, ns, "lost", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	// The PodDisruptionBudget an earlier spec of two replicas rendered, as
+	// the operator applied it.
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: "lost-pdb",
+			Labels:          map[string]string{release.LabelManaged: "true", "app.kubernetes.io/managed-by": "Helm"},
+			Annotations:     map[string]string{"meta.helm.sh/release-name": naming.ReleaseName("llsd", ns, "lost"), "meta.helm.sh/release-namespace": ns},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cr, llamav1alpha1.GroupVersion.WithKind("LlamaStackDistribution"))},
+		},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), pdb))
+	mine := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "users-pdb"}, Spec: pdb.Spec}
+	require.NoError(t, k8s.Create(context.Background(), mine))
+
+	for _, rec := range releaseRecords(t, ns, "lost") {
+		require.NoError(t, k8s.Delete(context.Background(), &rec))
+	}
+	eventually(t, "the PodDisruptionBudget deleted", func() error { return gone(ns, "lost-pdb", &policyv1.PodDisruptionBudget{}) })
+	require.NoError(t, get(ns, "lost", &appsv1.Deployment{}), "what the spec renders stays")
+	require.NoError(t, get(ns, "users-pdb", &policyv1.PodDisruptionBudget{}), "what the operator did not create stays")
+}
+
+// The proxy ClusterRoleBinding of a TrustyAIService whose finalizer was
+// removed by hand (so no uninstall ran) is swept once the CR is gone.
+func TestProxyBindingOfAGoneCRIsSwept(t *testing.T) {
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	cr := waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	name := "trustyai-proxy." + ns + ".tas"
+	eventually(t, "the proxy binding", func() error { return get("", name, &rbacv1.ClusterRoleBinding{}) })
+	cr.Finalizers = nil
+	require.NoError(t, k8s.Update(context.Background(), cr))
+	require.NoError(t, k8s.Delete(context.Background(), cr))
+	eventually(t, "the proxy binding swept", func() error { return gone("", name, &rbacv1.ClusterRoleBinding{}) })
 }

@@ -33,11 +33,15 @@ func proxyBinding(cr *trustyv1.TrustyAIService) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: proxyBindingName(cr.Name, cr.Namespace),
+			// The release sweep deletes a binding whose CR is gone (its
+			// finalizer removed by hand) by the kind, namespace and UID.
 			Labels: map[string]string{
-				release.LabelManaged:  "true",
-				labelOwnerNamespace:   cr.Namespace,
-				labelOwnerName:        cr.Name,
-				release.LabelOwnerUID: string(cr.UID),
+				release.LabelManaged:        "true",
+				labelOwnerNamespace:         cr.Namespace,
+				labelOwnerName:              cr.Name,
+				release.LabelOwnerKind:      trustyv1.Kind,
+				release.LabelOwnerNamespace: cr.Namespace,
+				release.LabelOwnerUID:       string(cr.UID),
 			},
 		},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ProxyClusterRole},
@@ -77,7 +81,7 @@ func (k *Kind) readProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIServic
 func (k *Kind) ensureProxyBinding(ctx context.Context, cr *trustyv1.TrustyAIService, have *rbacv1.ClusterRoleBinding) error {
 	want := proxyBinding(cr)
 	if have != nil {
-		if have.RoleRef == want.RoleRef && equality.Semantic.DeepEqual(have.Subjects, want.Subjects) && have.Labels[release.LabelOwnerUID] == string(cr.UID) {
+		if have.RoleRef == want.RoleRef && equality.Semantic.DeepEqual(have.Subjects, want.Subjects) && equality.Semantic.DeepEqual(have.Labels, want.Labels) {
 			return nil
 		}
 		if err := k.Client.Delete(ctx, have, client.Preconditions{UID: &have.UID}); client.IgnoreNotFound(err) != nil {
