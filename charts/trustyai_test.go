@@ -71,10 +71,13 @@ func TestTrustyAIChartDefaultsRender(t *testing.T) {
 		"kind: PersistentVolumeClaim\nmetadata:\n  name: \"tas-pvc\"\n",
 		"kind: ServiceAccount\nmetadata:\n  name: \"tas-proxy\"\n",
 		"kind: ConfigMap\nmetadata:\n  name: \"tas-kube-rbac-proxy-config\"\n",
-		"kind: Ingress\nmetadata:\n  name: \"tas\"\n",
 	} {
 		assert.Contains(t, out, want)
 	}
+	assert.NotContains(t, out, "kind: Ingress", "no host: nothing exposed")
+	exposed := renderTAS(t, map[string]any{"ingress": map[string]any{"host": "tas.team-a.apps.example.com"}})
+	assert.Contains(t, exposed, "kind: Ingress\nmetadata:\n  name: \"tas\"\n")
+	assert.Contains(t, exposed, "    - host: \"tas.team-a.apps.example.com\"\n")
 	assert.NotContains(t, out, "kind: Route")
 	assert.NotContains(t, out, "kind: ServiceMonitor")
 	assert.NotContains(t, out, "cert-manager.io")
@@ -202,7 +205,7 @@ func TestTrustyAIChartDeclaresEveryKindItRenders(t *testing.T) {
 	trust := map[string]any{"serviceCA": true, "clusterTrustedCA": true}
 	declaresWhatItRenders(t, "trustyai-service",
 		map[string]any{"trust": trust, "capabilities": map[string]any{"route": true, "serviceMonitor": true, "openshift": true, "certManager": false}},
-		map[string]any{"trust": trust, "capabilities": map[string]any{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true}},
+		map[string]any{"trust": trust, "capabilities": map[string]any{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true}, "ingress": map[string]any{"host": "all.ns.apps.example.com"}},
 	)
 }
 
@@ -213,6 +216,9 @@ func TestTrustyAIChartSchemaRejectsBadValues(t *testing.T) {
 		"negative replicas": {"replicas": -1},
 		"unknown format":    {"storage": map[string]any{"format": "S3"}},
 		"zero batch":        {"metrics": map[string]any{"schedule": "5s", "batchSize": 0}},
+		"inexact batch":     {"metrics": map[string]any{"schedule": "5s", "batchSize": float64(1<<53 + 2)}},
+		"hex batch":         {"metrics": map[string]any{"schedule": "5s", "batchSize": "0x10"}},
+		"host with scheme":  {"ingress": map[string]any{"host": "https://tas.example.com"}},
 		"unknown value":     {"nope": true},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -159,7 +159,8 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 	} {
 		assert.NoError(t, get(ns, name, obj), "%T %s", obj, name)
 	}
-	assert.NoError(t, get(ns, "trustyai-service", &networkingv1.Ingress{}), "no Route API: an Ingress")
+	assert.True(t, apierrors.IsNotFound(get(ns, "trustyai-service", &networkingv1.Ingress{})), "no Route API and no trustyai-ingress-domain: no Ingress")
+	assert.Nil(t, tasCondition(cr, "RouteAvailable"), "nothing exposes the service: no RouteAvailable")
 	binding := &rbacv1.ClusterRoleBinding{}
 	require.NoError(t, get("", "trustyai-proxy."+ns+".trustyai-service", binding))
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "trustyai-service-proxy"}}, binding.Subjects)

@@ -42,6 +42,9 @@ type modelMeshWant struct {
 	URL string
 	// Secret is the service's internal certificate; "" without TLS.
 	Secret string
+	// Volume mounts Secret in the mm container: a DNS label for every CR
+	// name (modelMeshVolumeName).
+	Volume string
 }
 
 // modelMeshWantOf is the CR's payload processor: the service's TLS endpoint
@@ -50,7 +53,7 @@ func modelMeshWantOf(cr *trustyv1.TrustyAIService, tlsMode string) modelMeshWant
 	if tlsMode == tlsNone {
 		return modelMeshWant{URL: fmt.Sprintf("http://%s.%s.svc/consumer/kserve/v2", serviceName(cr.Name), cr.Namespace)}
 	}
-	return modelMeshWant{URL: fmt.Sprintf("https://%s.%s.svc/consumer/kserve/v2", serviceName(cr.Name), cr.Namespace), Secret: cr.Name + "-internal"}
+	return modelMeshWant{URL: fmt.Sprintf("https://%s.%s.svc/consumer/kserve/v2", serviceName(cr.Name), cr.Namespace), Secret: internalSecretName(cr.Name), Volume: modelMeshVolumeName(cr.Name)}
 }
 
 // The field paths (structured-merge-diff's notation) of what the wiring sets.
@@ -125,11 +128,11 @@ func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.
 	if want.Secret != "" {
 		certFile := modelMeshCertPath + "/tls.crt"
 		env = append(env, map[string]any{"name": envTLSKeyCertPath, "value": certFile})
-		container["volumeMounts"] = []any{map[string]any{"name": want.Secret, "mountPath": modelMeshCertPath, "readOnly": true}}
-		podSpec["volumes"] = []any{map[string]any{"name": want.Secret, "secret": map[string]any{"secretName": want.Secret}}}
-		pathVolume := pathVolumesList + `[name="` + want.Secret + `"]`
+		container["volumeMounts"] = []any{map[string]any{"name": want.Volume, "mountPath": modelMeshCertPath, "readOnly": true}}
+		podSpec["volumes"] = []any{map[string]any{"name": want.Volume, "secret": map[string]any{"secretName": want.Secret}}}
+		pathVolume := pathVolumesList + `[name="` + want.Volume + `"]`
 		allowed = append(allowed, pathCertEnv, pathCertMount, pathVolume)
-		done = done && envValue(mm, envTLSKeyCertPath) == certFile && mounted(mm, want.Secret) && hasSecretVolume(d, want.Secret)
+		done = done && envValue(mm, envTLSKeyCertPath) == certFile && mounted(mm, want.Volume) && hasSecretVolume(d, want.Volume, want.Secret)
 		if envValue(mm, envTLSKeyCertPath) != certFile {
 			ownedBy = append(ownedBy, otherOwners(d.ManagedFields, pathCertEnv+".value")...)
 		}
@@ -179,9 +182,9 @@ func mounted(c *corev1.Container, volume string) bool {
 	return false
 }
 
-func hasSecretVolume(d *appsv1.Deployment, secret string) bool {
+func hasSecretVolume(d *appsv1.Deployment, volume, secret string) bool {
 	for _, v := range d.Spec.Template.Spec.Volumes {
-		if v.Name == secret && v.Secret != nil && v.Secret.SecretName == secret {
+		if v.Name == volume && v.Secret != nil && v.Secret.SecretName == secret {
 			return true
 		}
 	}

@@ -1,5 +1,7 @@
 package trustyai
 
+import "github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+
 // ReleasePrefix starts every TrustyAIService release name; changing it
 // orphans every release that exists.
 const ReleasePrefix = "tas"
@@ -31,6 +33,21 @@ func selfSignedIssuerName(cr string) string { return cr + "-selfsigned" }
 // would let a tenant block another namespace's service. Namespaces and
 // these CR names hold no dots, so this one is unique.
 func proxyBindingName(cr, namespace string) string { return "trustyai-proxy." + namespace + "." + cr }
+
+// ingressHost is the host of the CR's Ingress under the operator's
+// trustyai-ingress-domain: "<name>.<namespace>.<domain>". Not OpenShift's
+// "<name>-<namespace>" form: that one is ambiguous ("a-b" in "c" and "a" in
+// "b-c" share it), which would let a tenant who names a namespace to suit
+// claim another namespace's host, and the bearer tokens sent to it. Each
+// label here is the CR's name (at most 59 characters) or its namespace (63),
+// and the domain is short enough (MaxIngressDomainLength) for the whole.
+func ingressHost(cr, namespace, domain string) string { return cr + "." + namespace + "." + domain }
+
+// modelMeshVolumeName is the volume through which ModelMesh's mm container
+// mounts Secret <name>-internal. Volume names are DNS labels of 63
+// characters: <name>-internal for CR names of up to 54, the name cut and
+// hashed within 63 for longer ones (naming.ChildName).
+func modelMeshVolumeName(cr string) string { return naming.ChildName(cr, "-internal") }
 
 // chartNames are the names the chart gives its objects, by "Kind" or, where
 // a kind has several, "Kind/<what>".

@@ -1,6 +1,10 @@
 package trustyai
 
 import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
 )
 
@@ -23,7 +27,20 @@ const (
 	// model-server wiring: the one place the operator writes objects it did
 	// not create.
 	KeyWiring = "trustyai-model-server-wiring"
+	// KeyIngressDomain is the DNS domain under which TrustyAIServices are
+	// exposed where there is no Route API: an Ingress for host
+	// <name>.<namespace>.<domain>. Unset (the default), no Ingress is
+	// rendered and the service is reachable inside the cluster only.
+	KeyIngressDomain = "trustyai-ingress-domain"
+	// KeyIngressClass is the Ingresses' ingressClassName; the cluster's
+	// default IngressClass when unset.
+	KeyIngressClass = "trustyai-ingress-class"
 )
+
+// MaxIngressDomainLength is the longest trustyai-ingress-domain: a host
+// <name>.<namespace>.<domain> of the longest CR name (59) and namespace (63)
+// stays within a DNS name's 253 characters.
+const MaxIngressDomainLength = 253 - (59 + 1 + 63 + 1)
 
 // The images' RELATED_IMAGE_ variables, as OLM sets them (upstream's names).
 const (
@@ -48,6 +65,9 @@ type Settings struct {
 	// Wiring points model servers at the service; Serverless includes
 	// Serverless InferenceServices.
 	Wiring, Serverless bool
+	// IngressDomain exposes the services through Ingresses where there is
+	// no Route API ("" for none); IngressClass is their ingressClassName.
+	IngressDomain, IngressClass string
 }
 
 // ParseSettings reads the settings from the environment (os.Environ form)
@@ -71,5 +91,46 @@ func ParseSettings(environ []string, data map[string]string) (Settings, error) {
 	if s.Serverless, err = settings.Switch(data, KeyServerless, false); err != nil {
 		return s, err
 	}
+	if s.IngressDomain, err = ingressDomain(data); err != nil {
+		return s, err
+	}
+	if s.IngressClass, err = ingressClass(data); err != nil {
+		return s, err
+	}
 	return s, nil
+}
+
+// ingressDomain reads trustyai-ingress-domain: a lowercase DNS name short
+// enough that every service's host is one too; "" when unset.
+func ingressDomain(data map[string]string) (string, error) {
+	v := strings.TrimSpace(data[KeyIngressDomain])
+	if v == "" {
+		return "", nil
+	}
+	const want = "must be a lowercase DNS domain such as apps.example.com (services get hosts <name>.<namespace>.<domain>)"
+	if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
+		return "", settings.Invalid(KeyIngressDomain, "%s, got %q: %s", want, v, strings.Join(errs, "; "))
+	}
+	for _, label := range strings.Split(v, ".") {
+		if len(label) > validation.DNS1123LabelMaxLength {
+			return "", settings.Invalid(KeyIngressDomain, "%s, got %q: the label %q is over %d characters", want, v, label, validation.DNS1123LabelMaxLength)
+		}
+	}
+	if len(v) > MaxIngressDomainLength {
+		return "", settings.Invalid(KeyIngressDomain, "%s of at most %d characters, so that every host <name>.<namespace>.<domain> is within 253, got %d characters", want, MaxIngressDomainLength, len(v))
+	}
+	return v, nil
+}
+
+// ingressClass reads trustyai-ingress-class, the name of an IngressClass;
+// "" when unset.
+func ingressClass(data map[string]string) (string, error) {
+	v := strings.TrimSpace(data[KeyIngressClass])
+	if v == "" {
+		return "", nil
+	}
+	if errs := validation.IsDNS1123Subdomain(v); len(errs) > 0 {
+		return "", settings.Invalid(KeyIngressClass, "must name an IngressClass (a lowercase DNS subdomain such as nginx), got %q: %s", v, strings.Join(errs, "; "))
+	}
+	return v, nil
 }

@@ -45,13 +45,18 @@ type observed struct {
 	// Database is true in DATABASE mode; DB is what the pods say of it.
 	Database bool
 	DB       dbState
+	// DBCAUnknown: whether Secret DBCAName exists could not be read.
+	DBCAUnknown bool
+	DBCAName    string
 	// Deployment as read back, nil when absent.
 	Deployment *appsv1.Deployment
 	// Route is nil when none is rendered; RouteAdmitted says whether a
-	// router admitted it. Ingress says an Ingress is rendered instead.
+	// router admitted it. Ingress says an Ingress is rendered instead, for
+	// IngressHost ("" when unknown).
 	Route         *unstructured.Unstructured
 	RouteRendered bool
 	Ingress       bool
+	IngressHost   string
 	TLSMode       string
 	Trust         trust.Outcome
 	// Wiring is what the model-server wiring did; nil when it did not run
@@ -116,13 +121,18 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, TypePVCAvailable)
 	}
-	route := routeCondition(o)
-	if set(route).Status != metav1.ConditionTrue {
+	if route, ok := routeCondition(o); !ok {
+		// Nothing exposes the service, and nothing is meant to.
+		meta.RemoveStatusCondition(&st.Conditions, TypeRouteAvailable)
+	} else if set(route).Status != metav1.ConditionTrue {
 		notReady = append(notReady, route)
 	}
 	dbReady := true
 	if o.Database {
 		db := cond(TypeDBAvailable, true, "DBAvailable", "the service's pods start with the database credentials")
+		if o.DBCAUnknown {
+			db.Message += "; the operator may not read Secrets in this namespace, so a database CA (Secret " + o.DBCAName + ") is not used: an administrator grants that read with a RoleBinding of ClusterRole ai-stack-operator-trustyai-db-ca-reader (docs/security.md)"
+		}
 		if o.DB.Reason != "" {
 			db = cond(TypeDBAvailable, false, o.DB.Reason, o.DB.Message)
 			dbReady = false
@@ -169,19 +179,27 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 }
 
 // routeCondition is RouteAvailable: the Route exists and a router admitted
-// it; off OpenShift, the Ingress in its place exists.
-func routeCondition(o observed) metav1.Condition {
+// it; off OpenShift, the Ingress in its place exists. ok is false where the
+// release that runs exposes nothing (no Route API, and no
+// trustyai-ingress-domain in the operator's settings): the condition goes,
+// as PVCAvailable does without a claim, Ready does not wait for it, and
+// nothing is rechecked.
+func routeCondition(o observed) (c metav1.Condition, ok bool) {
 	switch {
 	case o.RouteRendered && o.Route == nil:
-		return cond(TypeRouteAvailable, false, "RouteNotFound", "the Route does not exist yet")
+		return cond(TypeRouteAvailable, false, "RouteNotFound", "the Route does not exist yet"), true
 	case o.RouteRendered && !routeAdmitted(o.Route):
-		return cond(TypeRouteAvailable, false, "RouteNotAdmitted", "no router has admitted the Route yet")
+		return cond(TypeRouteAvailable, false, "RouteNotAdmitted", "no router has admitted the Route yet"), true
 	case o.RouteRendered:
-		return cond(TypeRouteAvailable, true, "RouteFound", "the Route is admitted")
+		return cond(TypeRouteAvailable, true, "RouteFound", "the Route is admitted"), true
+	case o.Ingress && o.IngressHost != "":
+		return cond(TypeRouteAvailable, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service at https://"+o.IngressHost), true
 	case o.Ingress:
-		return cond(TypeRouteAvailable, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service")
+		return cond(TypeRouteAvailable, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service"), true
+	case o.Applied:
+		return metav1.Condition{}, false
 	}
-	return cond(TypeRouteAvailable, false, "RouteNotFound", "neither the Route nor the Ingress exists yet")
+	return cond(TypeRouteAvailable, false, "RouteNotFound", "neither the Route nor the Ingress exists yet"), true
 }
 
 // routeAdmitted is true when a router reports the Route Admitted.
@@ -254,7 +272,11 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 	if in != nil {
 		o.Trust = in.trust
 		o.Wiring = in.wiring
+		o.DBCAUnknown, o.DBCAName = in.dbCAUnknown, dbCAName(cr.Name)
 		o.TLSMode = in.values.Platform.tlsMode()
+		if d := in.values.Settings.IngressDomain; d != "" {
+			o.IngressHost = ingressHost(cr.Name, cr.Namespace, d)
+		}
 	} else if caps, err := k.Capabilities(); err == nil {
 		o.TLSMode = clusterOf(caps).tlsMode()
 	}

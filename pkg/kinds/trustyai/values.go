@@ -1,6 +1,9 @@
 package trustyai
 
 import (
+	"path"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
@@ -65,6 +68,7 @@ type chartValues struct {
 	TLS                     tlsValues         `json:"tls"`
 	Capabilities            capabilityValues  `json:"capabilities"`
 	Trust                   trustValues       `json:"trust"`
+	Ingress                 ingressValues     `json:"ingress"`
 	PodAnnotations          map[string]string `json:"podAnnotations,omitempty"`
 }
 
@@ -83,8 +87,12 @@ type dataValues struct {
 }
 
 type metricsValues struct {
-	Schedule  string `json:"schedule"`
-	BatchSize int    `json:"batchSize"`
+	Schedule string `json:"schedule"`
+	// BatchSize goes to the chart as a JSON string: Helm's values are
+	// generic JSON, whose numbers are float64, exact to 2^53 only (and
+	// 9223372036854775807 came out as -9223372036854775808); the CRD admits
+	// any 64-bit integer from 1, as upstream's does.
+	BatchSize int `json:"batchSize,string"`
 }
 
 type tlsValues struct {
@@ -98,6 +106,13 @@ type capabilityValues struct {
 	ServiceMonitor bool `json:"serviceMonitor"`
 	OpenShift      bool `json:"openshift"`
 	CertManager    bool `json:"certManager"`
+}
+
+// ingressValues expose the service where there is no Route API; no
+// Ingress without a host.
+type ingressValues struct {
+	Host      string `json:"host"`
+	ClassName string `json:"className"`
 }
 
 type trustValues struct {
@@ -143,6 +158,9 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 		},
 		Trust: trustValues{ConfigMapName: in.TrustConfigMap, ServiceCA: in.Platform.OpenShift, ClusterTrustedCA: in.Platform.OpenShift},
 	}
+	if !in.Platform.Route && in.Settings.IngressDomain != "" {
+		v.Ingress = ingressValues{Host: ingressHost(cr.Name, cr.Namespace, in.Settings.IngressDomain), ClassName: in.Settings.IngressClass}
+	}
 	if spec.Replicas != nil {
 		v.Replicas = *spec.Replicas
 	}
@@ -169,6 +187,9 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 		if spec.Storage.Folder == "" || spec.Storage.Folder[0] != '/' {
 			return nil, status.Invalid("spec.storage.folder", "must be an absolute path such as /inputs, got %q", spec.Storage.Folder)
 		}
+		if err := checkFolder(cr); err != nil {
+			return nil, err
+		}
 		size, err := claimSize(cr, in.ClaimedStorage)
 		if err != nil {
 			return nil, err
@@ -180,6 +201,40 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 		v.PodAnnotations = map[string]string{AnnotationCABundleHash: in.TrustHash}
 	}
 	return v, nil
+}
+
+// reservedMounts are the other mount paths of the trustyai-service
+// container (charts/trustyai-service/templates/deployment.yaml), each where
+// some platform or spec mounts it.
+var reservedMounts = []struct{ path, what string }{
+	{"/etc/tls/internal", "the service's internal TLS certificate (Secret <name>-internal)"},
+	{"/etc/tls/db", "the database's CA (Secret <name>-db-ca)"},
+	{"/etc/pki/ai-stack-operator", "the trusted CA bundle"},
+}
+
+// checkFolder refuses a storage folder that is, holds or lies within another
+// mount path of the container: the API server refuses a duplicate, and a
+// nested mount hides the other volume or cannot be made inside a read-only
+// one. Refused on every platform alike, mounted there or not, so that a CR
+// valid on one cluster is valid on every one.
+func checkFolder(cr *trustyv1.TrustyAIService) error {
+	folder := path.Clean(cr.Spec.Storage.Folder)
+	for _, m := range reservedMounts {
+		if nested(folder, m.path) {
+			return status.Invalid("spec.storage.folder", "%q collides with %s, where the operator mounts %s: choose a folder outside it, such as /inputs",
+				cr.Spec.Storage.Folder, m.path, strings.ReplaceAll(m.what, "<name>", cr.Name))
+		}
+	}
+	return nil
+}
+
+// nested says whether two clean absolute paths are the same, or one lies
+// within the other.
+func nested(a, b string) bool {
+	within := func(child, parent string) bool {
+		return parent == "/" || strings.HasPrefix(child, parent+"/")
+	}
+	return a == b || within(a, b) || within(b, a)
 }
 
 // claimSize is the size the claim asks for: the spec's, but never less than

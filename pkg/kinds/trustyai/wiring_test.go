@@ -53,7 +53,7 @@ func TestProcessors(t *testing.T) {
 func TestPlanModelMesh(t *testing.T) {
 	cr := sample(t, nil)
 	tlsWant := modelMeshWantOf(cr, tlsCertManager)
-	assert.Equal(t, modelMeshWant{URL: "https://trustyaiservice-sample.team-a.svc/consumer/kserve/v2", Secret: "trustyaiservice-sample-internal"}, tlsWant)
+	assert.Equal(t, modelMeshWant{URL: "https://trustyaiservice-sample.team-a.svc/consumer/kserve/v2", Secret: "trustyaiservice-sample-internal", Volume: "trustyaiservice-sample-internal"}, tlsWant)
 	plainWant := modelMeshWantOf(cr, tlsNone)
 	assert.Equal(t, modelMeshWant{URL: "http://trustyaiservice-sample.team-a.svc/consumer/kserve/v2"}, plainWant, "no certificate, no volume")
 
@@ -82,7 +82,7 @@ func TestPlanModelMesh(t *testing.T) {
 	mm := &d.Spec.Template.Spec.Containers[1]
 	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other " + tlsWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/tls/trustyai/tls.crt"}}
 	mm.VolumeMounts = []corev1.VolumeMount{{Name: tlsWant.Secret, MountPath: "/etc/tls/trustyai", ReadOnly: true}}
-	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: tlsWant.Secret, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsWant.Secret}}}}
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: tlsWant.Volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsWant.Secret}}}}
 	_, done, _, _ = planModelMesh(d, tlsWant)
 	assert.True(t, done, "a configured Deployment is not written again")
 

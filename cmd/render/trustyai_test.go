@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+)
+
+// tasCR is a TrustyAIService in PVC mode with the given name, folder and
+// batch size.
+func tasCR(t *testing.T, name, folder, batchSize string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tas.yaml")
+	cr := fmt.Sprintf(`apiVersion: trustyai.opendatahub.io/v1
+kind: TrustyAIService
+metadata: {name: %s, namespace: team-a}
+spec:
+  storage: {format: PVC, folder: %q, size: 1Gi}
+  data: {filename: data.csv, format: CSV}
+  metrics: {schedule: 5s, batchSize: %s}
+`, name, folder, batchSize)
+	require.NoError(t, os.WriteFile(p, []byte(cr), 0o644))
+	return p
+}
+
+// variants are the platforms the goldens cover, and cert-manager's.
+var tasVariants = [][]string{nil, {"--openshift"}, {"--api-versions", "cert-manager.io/v1"}, {"--openshift", "--api-versions", "monitoring.coreos.com/v1"}}
+
+// Finding 7: off OpenShift, render (which reads no operator settings) shows
+// no Ingress: nothing is exposed unless the administrator sets
+// trustyai-ingress-domain.
+func TestTrustyAIRendersNoIngressByDefault(t *testing.T) {
+	out, errOut, code := renderFile(t, tasCR(t, "t", "/inputs", "5000"))
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "kind: Ingress")
+	out, errOut, code = renderFile(t, tasCR(t, "t", "/inputs", "5000"), "--openshift")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "kind: Route")
+}
+
+// Finding 8: every batch size the CRD admits renders as it is.
+func TestTrustyAIBatchSizeRendersExactly(t *testing.T) {
+	for _, n := range []string{"1", "9007199254740993", "9223372036854775807"} {
+		out, errOut, code := renderFile(t, tasCR(t, "t", "/inputs", n))
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "- name: SERVICE_BATCH_SIZE\n              value: \""+n+"\"\n", n)
+	}
+}
+
+// Finding 8: a folder on, in or over another mount path of the container is
+// refused, naming the field and the path, on every platform.
+func TestTrustyAIFolderCollisionRefused(t *testing.T) {
+	for folder, path := range map[string]string{
+		"/etc/tls/internal":           "/etc/tls/internal",
+		"/etc/tls/internal/sub":       "/etc/tls/internal",
+		"/etc/tls/db":                 "/etc/tls/db",
+		"/etc/pki/ai-stack-operator/": "/etc/pki/ai-stack-operator",
+		"/etc/tls":                    "/etc/tls/internal",
+	} {
+		for _, v := range tasVariants {
+			_, errOut, code := renderFile(t, tasCR(t, "t", folder, "5000"), v...)
+			assert.Equal(t, 1, code, "%s %v", folder, v)
+			assert.Contains(t, errOut, fmt.Sprintf("spec.storage.folder: %q collides with %s", folder, path), v)
+		}
+	}
+}
+
+// Finding 8: names of 55 to 59 characters, which the CRD admits, render
+// Deployments whose volume names are DNS labels, on every platform.
+func TestTrustyAILongNamesRender(t *testing.T) {
+	for _, name := range []string{strings.Repeat("t", 55), strings.Repeat("t", 59)} {
+		for _, v := range tasVariants {
+			out, errOut, code := renderFile(t, tasCR(t, name, "/inputs", "5000"), v...)
+			require.Equal(t, 0, code, "%v: %s", v, errOut)
+			found := false
+			for _, doc := range guard.Documents(out) {
+				if !strings.Contains(doc, "kind: Deployment\n") {
+					continue
+				}
+				found = true
+				d := &appsv1.Deployment{}
+				require.NoError(t, yaml.Unmarshal([]byte(doc), d))
+				for _, vol := range d.Spec.Template.Spec.Volumes {
+					assert.Empty(t, validation.IsDNS1123Label(vol.Name), "%v: volume %q", v, vol.Name)
+				}
+			}
+			assert.True(t, found, "a Deployment")
+		}
+	}
+}
