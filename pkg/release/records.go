@@ -62,21 +62,28 @@ func recordKey(name string, version int) string {
 
 // Get reads a record of the CR; ErrReleaseNotFound for another's.
 func (r *records) Get(key string) (*release.Release, error) {
+	_, rls, err := r.read(key)
+	return rls, err
+}
+
+// read reads a record of the CR and its ConfigMap; ErrReleaseNotFound for
+// another's.
+func (r *records) read(key string) (*corev1.ConfigMap, *release.Release, error) {
 	cm, err := r.impl.Get(context.Background(), key, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, driver.ErrReleaseNotFound
+		return nil, nil, driver.ErrReleaseNotFound
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case !r.owner.owns(cm.Labels):
-		return nil, driver.ErrReleaseNotFound
+		return nil, nil, driver.ErrReleaseNotFound
 	}
 	rls, err := decodeRecord(cm.Data["release"])
 	if err != nil {
-		return nil, fmt.Errorf("decode release record %s: %w", key, err)
+		return nil, nil, fmt.Errorf("decode release record %s: %w", key, err)
 	}
 	rls.Labels = withoutSystemLabels(cm.Labels)
-	return rls, nil
+	return cm, rls, nil
 }
 
 // Query lists the CR's records that match labels (the API server selects
@@ -159,20 +166,10 @@ func (r *records) migrate() ([]*release.Release, error) {
 // Delete deletes a record of the CR, with its UID as a precondition; a
 // record of another CR is not found.
 func (r *records) Delete(key string) (*release.Release, error) {
-	cm, err := r.impl.Get(context.Background(), key, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, driver.ErrReleaseNotFound
-	case err != nil:
-		return nil, err
-	case !r.owner.owns(cm.Labels):
-		return nil, driver.ErrReleaseNotFound
-	}
-	rls, err := decodeRecord(cm.Data["release"])
+	cm, rls, err := r.read(key)
 	if err != nil {
-		return nil, fmt.Errorf("decode release record %s: %w", key, err)
+		return nil, err
 	}
-	rls.Labels = withoutSystemLabels(cm.Labels)
 	if err := r.impl.Delete(context.Background(), key, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, driver.ErrReleaseNotFound

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	crand "crypto/rand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +11,10 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 )
 
 // The records written with pooled compressors are byte for byte Helm's
@@ -55,4 +59,72 @@ func TestRecordsAreHelms(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, release.StatusSuperseded, back.Info.Status)
 	assert.Equal(t, rls(release.StatusSuperseded).Manifest, back.Manifest)
+}
+
+// The storage of one CR serves its own records only: another CR's record
+// under the same name is not found, not listed and not deleted; an
+// unlabelled or oversized write is refused; the records an earlier version
+// stored under the CR's legacy name, with its UID, move to its name once.
+func TestRecordsAreTheOwnersOnly(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	cms := cs.CoreV1().ConfigMaps("ops")
+	long := "a-long-name-that-does-not-fit-in-a-release-name-at-all"
+	me := Owner{Kind: "K", Namespace: "ns", Name: long, UID: "uid-me", Release: naming.ReleaseName("k", "ns", long), Legacy: naming.LegacyReleaseName("k", "ns", long)}
+	require.NotEqual(t, me.Release, me.Legacy)
+	ours := newRecords(cms, me)
+	rls := func(name string, version int, owner Owner) *release.Release {
+		return &release.Release{Name: name, Namespace: "ns", Version: version, Info: &release.Info{Status: release.StatusDeployed}, Labels: owner.Labels()}
+	}
+
+	// Another CR's record under this CR's name (another namespace).
+	other := me
+	other.Namespace, other.UID = "elsewhere", "uid-other"
+	require.NoError(t, newRecords(cms, other).Create(recordKey(me.Release, 1), rls(me.Release, 1, other)))
+	_, err := ours.Get(recordKey(me.Release, 1))
+	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+	_, err = ours.Query(map[string]string{"name": me.Release, "owner": "helm"})
+	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+	_, err = ours.Delete(recordKey(me.Release, 1))
+	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+	_, err = cms.Get(ctx, recordKey(me.Release, 1), metav1.GetOptions{})
+	require.NoError(t, err, "another CR's record is never deleted")
+	require.NoError(t, cms.Delete(ctx, recordKey(me.Release, 1), metav1.DeleteOptions{}))
+
+	// Writes without the CR's labels, or too large to store, are refused.
+	assert.Error(t, ours.Create(recordKey(me.Release, 1), rls(me.Release, 1, other)))
+	big := rls(me.Release, 1, me)
+	noise := make([]byte, MaxRecordBytes)
+	_, _ = crand.Read(noise)
+	big.Manifest = string(noise)
+	assert.ErrorIs(t, ours.Create(recordKey(me.Release, 1), big), ErrRecordTooLarge)
+
+	// Legacy records: the CR's (its UID) move; an earlier CR's stay.
+	legacy := func(version int, uid types.UID) {
+		o := me
+		o.UID = uid
+		r := rls(me.Legacy, version, o)
+		delete(r.Labels, LabelOwnerName) // earlier versions had no name label
+		obj, err := recordObject(recordKey(me.Legacy, version), r, "createdAt")
+		require.NoError(t, err)
+		_, err = cms.Create(ctx, obj, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	legacy(1, "uid-me")
+	legacy(2, "uid-me")
+	legacy(3, "uid-dead")
+	got, err := ours.Query(map[string]string{"name": me.Release, "owner": "helm"})
+	require.NoError(t, err)
+	assert.Len(t, got, 2)
+	for _, r := range got {
+		assert.Equal(t, me.Release, r.Name)
+		assert.False(t, me.Current(r.Labels), "a moved record is upgraded (it lacks the name label)")
+	}
+	for v, want := range map[int]bool{1: false, 2: false, 3: true} {
+		_, err := cms.Get(ctx, recordKey(me.Legacy, v), metav1.GetOptions{})
+		assert.Equal(t, want, err == nil, "legacy revision %d", v)
+	}
+	back, err := ours.Get(recordKey(me.Release, 2))
+	require.NoError(t, err)
+	assert.Equal(t, 2, back.Version)
 }
