@@ -172,3 +172,23 @@ func TestRememberedHistoryFollowsWrites(t *testing.T) {
 	_, _ = d.Query(map[string]string{"owner": "helm"})
 	assert.Equal(t, 4, q.n)
 }
+
+// failing refuses every write.
+type failing struct{ driver.Driver }
+
+func (failing) Create(string, *release.Release) error { return errors.New("refused") }
+func (failing) Update(string, *release.Release) error { return errors.New("refused") }
+
+// Helm logs a failed write of the record that ends an install and reports
+// success; the driver remembers it for the reconciler (Reconciler.recorded),
+// so that objects applied without a record are a failure.
+func TestAFailedRecordWriteIsRemembered(t *testing.T) {
+	d := holdPending(failing{driver.NewMemory()})
+	require.NoError(t, d.writeFailure())
+	require.NoError(t, d.Create("r.v1", rev(1, release.StatusPendingInstall)), "a pending revision is held, not written")
+	require.NoError(t, d.writeFailure())
+	require.Error(t, d.Update("r.v1", rev(1, release.StatusDeployed)))
+	err := d.writeFailure()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "store release r revision 1")
+}
