@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -126,41 +129,52 @@ func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
 }
 
 // A CR re-created after its finalizer was removed by hand takes its objects
-// over: its records name the dead CR's UID, so the release is upgraded and
-// every object names the new CR as its controller. (Repairing drift toward
-// the stored manifest kept the dead owner, and on a cluster the garbage
-// collector deleted what drift repair re-created, again and again.)
+// over: its records and objects name the dead CR's UID, so the release is
+// upgraded and every object names the new CR as its controller. (Repairing
+// drift toward the stored manifest kept the dead owner, and on a cluster the
+// garbage collector deleted what drift repair re-created, again and again.)
+// The dead CR's state is made by rewriting the live CR's UID in its records
+// and objects: removing a finalizer by hand races the operator, which adds
+// it back.
 func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "again")))
-	first := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
-	first.Finalizers = nil
-	require.NoError(t, k8s.Update(context.Background(), first))
-	require.NoError(t, k8s.Delete(context.Background(), first))
-	eventually(t, "the first CR gone", func() error { return gone(ns, "again", &llamav1alpha1.LlamaStackDistribution{}) })
+	ctx := context.Background()
+	require.NoError(t, k8s.Create(ctx, newLLSD(ns, "again")))
+	cr := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
+	const dead = "00000000-dead-4000-8000-000000000000"
 
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "again")))
-	second := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
-	require.NotEqual(t, first.UID, second.UID)
-	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.ServiceAccount{}} {
-		name := "again"
-		if _, ok := obj.(*corev1.ServiceAccount); ok {
-			name = "again-sa"
-		}
-		eventually(t, "the objects name the new CR as their owner", func() error {
-			if err := get(ns, name, obj); err != nil {
+	releases := storage.Init(driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace)))
+	rel, err := releases.Deployed(naming.ReleaseName("llsd", ns, "again"))
+	require.NoError(t, err)
+	require.Contains(t, rel.Manifest, string(cr.UID))
+	rel.Manifest = strings.ReplaceAll(rel.Manifest, string(cr.UID), dead)
+	rel.Labels[release.LabelOwnerUID] = dead
+	require.NoError(t, releases.Update(rel))
+	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}}
+	names := []string{"again", "again-service", "again-sa"}
+	for i, obj := range owned {
+		require.NoError(t, get(ns, names[i], obj))
+		refs := obj.GetOwnerReferences()
+		require.Len(t, refs, 1)
+		refs[0].UID = dead
+		obj.SetOwnerReferences(refs)
+		require.NoError(t, k8s.Update(ctx, obj))
+	}
+
+	for i, obj := range owned {
+		eventually(t, names[i]+" names the live CR as its controller", func() error {
+			if err := get(ns, names[i], obj); err != nil {
 				return err
 			}
-			c := metav1.GetControllerOf(obj)
-			if c == nil || c.UID != second.UID {
-				return assert.AnError
+			if c := metav1.GetControllerOf(obj); c == nil || c.UID != cr.UID {
+				return fmt.Errorf("controller %+v", c)
 			}
 			return nil
 		})
 	}
-	eventually(t, "the release records name the new CR", func() error {
+	eventually(t, "the deployed record names the live CR", func() error {
 		for _, r := range releaseRecords(t, ns, "again") {
-			if r.Labels["status"] == "deployed" && r.Labels[release.LabelOwnerUID] == string(second.UID) {
+			if r.Labels["status"] == "deployed" && r.Labels[release.LabelOwnerUID] == string(cr.UID) {
 				return nil
 			}
 		}
