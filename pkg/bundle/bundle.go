@@ -382,7 +382,9 @@ func relatedImages(manager string, images map[string]string) []operatorsv1alpha1
 // Service, the metrics-reader ClusterRole (bind it to the scraper) and the
 // ClusterRole the TrustyAI proxies are bound to (the operator may bind it
 // because it holds its rules), and the one an administrator binds in a
-// namespace to let the operator see a TrustyAI database CA. Names carry config/default's prefix.
+// namespace to let the operator see a TrustyAI database CA, and each kind's
+// editor and viewer roles, aggregated into the cluster's admin, edit and view
+// roles so that namespace users may manage the CRs. Names carry config/default's prefix.
 func extraObjects(root string) ([]File, error) {
 	var files []File
 	for _, src := range []struct{ path, kind, group string }{
@@ -390,6 +392,10 @@ func extraObjects(root string) ([]File, error) {
 		{"config/rbac/metrics_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_proxy_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_db_ca_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
+		{"config/rbac/llamastackdistribution_editor_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
+		{"config/rbac/llamastackdistribution_viewer_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
+		{"config/rbac/trustyaiservice_editor_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
+		{"config/rbac/trustyaiservice_viewer_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 	} {
 		obj := map[string]any{}
 		if err := readYAML(filepath.Join(root, src.path), &obj); err != nil {

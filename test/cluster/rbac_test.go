@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -373,5 +374,67 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	}
 	if err := op.Delete(ctx, own); err != nil {
 		t.Fatalf("deleting its own proxy binding: %v", err)
+	}
+}
+
+// Namespace users manage the CRs through the cluster's aggregated roles:
+// with config/rbac's editor and viewer roles installed, a user bound only to
+// the built-in edit role in a namespace creates, updates and deletes each
+// kind there, and one bound only to view reads them and may not create
+// them. (Without the aggregated roles, which upstream ships, a namespace
+// admin could not create these CRs until a cluster admin wrote roles.)
+func TestNamespaceUsersManageTheCRs(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range []string{"llamastackdistribution_editor_role.yaml", "llamastackdistribution_viewer_role.yaml", "trustyaiservice_editor_role.yaml", "trustyaiservice_viewer_role.yaml"} {
+		role := clusterRole(t, file)
+		role.Name = "ai-stack-operator-" + role.Name
+		if err := k8s.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rbac-namespace-users"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	as := func(user, role string) client.Client {
+		if err := k8s.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		cfg := rest.CopyConfig(cluster.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+		c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	editor, viewer := as("alice", "edit"), as("bob", "view")
+	crs := []client.Object{newCR(ns.Name, "by-alice"), newTAS(ns.Name, "by-alice")}
+	for _, cr := range crs {
+		// The aggregation controller adds the rules to edit within moments.
+		eventually(t, fmt.Sprintf("%T created by a namespace editor", cr), func() error {
+			return editor.Create(ctx, cr.DeepCopyObject().(client.Object))
+		})
+		list := &metav1.PartialObjectMetadataList{}
+		gvk, err := apiutil.GVKForObject(cr, k8s.Scheme())
+		if err != nil {
+			t.Fatal(err)
+		}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		eventually(t, fmt.Sprintf("%T listed by a namespace viewer", cr), func() error {
+			return viewer.List(ctx, list, client.InNamespace(ns.Name))
+		})
+		other := cr.DeepCopyObject().(client.Object)
+		other.SetName("by-bob")
+		if err := viewer.Create(ctx, other); !apierrors.IsForbidden(err) {
+			t.Errorf("%T created by a namespace viewer: %v", cr, err)
+		}
+		if err := editor.Delete(ctx, cr.DeepCopyObject().(client.Object)); err != nil {
+			t.Errorf("%T deleted by a namespace editor: %v", cr, err)
+		}
 	}
 }

@@ -42,6 +42,7 @@ type NetworkSpec struct {
 	// ExposeRoute exposes the server outside the cluster: an OpenShift Route
 	// (edge TLS) where the Route API exists, an Ingress elsewhere.
 	// +optional
+	// +kubebuilder:default=false
 	ExposeRoute bool `json:"exposeRoute,omitempty"`
 
 	// AllowedFrom adds namespaces to the NetworkPolicy's allowed sources
