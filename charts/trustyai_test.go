@@ -219,12 +219,50 @@ func TestTrustyAIChartSchemaRejectsBadValues(t *testing.T) {
 		"inexact batch":     {"metrics": map[string]any{"schedule": "5s", "batchSize": float64(1<<53 + 2)}},
 		"hex batch":         {"metrics": map[string]any{"schedule": "5s", "batchSize": "0x10"}},
 		"host with scheme":  {"ingress": map[string]any{"host": "https://tas.example.com"}},
+		"schedule 1h30m":    {"metrics": map[string]any{"schedule": "1h30m", "batchSize": 1}},
+		"schedule 500ms":    {"metrics": map[string]any{"schedule": "500ms", "batchSize": 1}},
+		"schedule 1.5m":     {"metrics": map[string]any{"schedule": "1.5m", "batchSize": 1}},
+		"schedule P1M":      {"metrics": map[string]any{"schedule": "P1M", "batchSize": 1}},
+		"schedule -PT5S":    {"metrics": map[string]any{"schedule": "-PT5S", "batchSize": 1}},
 		"unknown value":     {"nope": true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := render.Render(c.Chart, vals, render.Options{ReleaseName: "x", Namespace: "default"})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "schema")
+		})
+	}
+}
+
+// The service parses SERVICE_METRICS_SCHEDULE as ISO-8601 (PT30S) or as a
+// whole number and a unit (30s): the chart takes both, as it is given.
+func TestTrustyAIChartScheduleForms(t *testing.T) {
+	for _, s := range []string{"5s", "30s", "1d", "PT30S", "PT1H30M", "P1DT2H30M45S", "PT1.5S", "P2W"} {
+		env := envOf(container(tasDeployment(t, renderTAS(t, map[string]any{"metrics": map[string]any{"schedule": s, "batchSize": 5000}})), "trustyai-service"))
+		assert.Equal(t, s, env["SERVICE_METRICS_SCHEDULE"])
+	}
+}
+
+// Where the pods mount the PVC (PVC mode, a migration) the chart runs one pod
+// whatever replicas says: one pod mounts a ReadWriteOnce claim (upstream
+// always runs 1). With the data in a database it runs replicas.
+func TestTrustyAIChartOnePodWithAClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		storage  map[string]any
+		replicas int
+		want     int32
+	}{
+		{"PVC", map[string]any{"format": "PVC", "folder": "/inputs", "size": "1Gi"}, 3, 1},
+		{"PVC, 0", map[string]any{"format": "PVC", "folder": "/inputs", "size": "1Gi"}, 0, 1},
+		{"migration", map[string]any{"format": "DATABASE", "folder": "/inputs", "size": "1Gi", "migration": true}, 3, 1},
+		{"DATABASE", map[string]any{"format": "DATABASE"}, 3, 3},
+		{"DATABASE, 0", map[string]any{"format": "DATABASE"}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tasDeployment(t, renderTAS(t, map[string]any{"replicas": tc.replicas, "storage": tc.storage}))
+			require.NotNil(t, d.Spec.Replicas)
+			assert.Equal(t, tc.want, *d.Spec.Replicas)
 		})
 	}
 }

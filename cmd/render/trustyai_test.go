@@ -98,3 +98,75 @@ func TestTrustyAILongNamesRender(t *testing.T) {
 		}
 	}
 }
+
+// tasCRWith is a TrustyAIService of the given version, storage, replicas
+// ("" for unset) and schedule.
+func tasCRWith(t *testing.T, version, storage, replicas, schedule string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tas.yaml")
+	spec := fmt.Sprintf("  storage: %s\n  data: {filename: data.csv, format: CSV}\n  metrics: {schedule: %q}\n", storage, schedule)
+	if replicas != "" {
+		spec = "  replicas: " + replicas + "\n" + spec
+	}
+	cr := fmt.Sprintf("apiVersion: trustyai.opendatahub.io/%s\nkind: TrustyAIService\nmetadata: {name: t, namespace: team-a}\nspec:\n%s", version, spec)
+	require.NoError(t, os.WriteFile(p, []byte(cr), 0o644))
+	return p
+}
+
+const (
+	tasPVC      = "{format: PVC, folder: /inputs, size: 1Gi}"
+	tasDatabase = "{format: DATABASE, databaseConfigurations: db}"
+)
+
+// The render path admits a CR as the API server does (schema, then the CRD's
+// CEL rules): metrics.schedule in both forms the service parses reaches it as
+// written, in v1 and v1alpha1; a schedule it cannot read (it would compute
+// every 30 s instead), reads without years and months, or reads as no pause
+// is refused, with the accepted forms named.
+func TestTrustyAIScheduleAdmission(t *testing.T) {
+	for _, version := range []string{"v1", "v1alpha1"} {
+		for _, s := range []string{"PT30S", "PT5M", "PT1H30M", "P1D", "P1DT2H30M45S", "PT1.5S", "30s", "5m", "2h", "1d"} {
+			out, errOut, code := renderFile(t, tasCRWith(t, version, tasPVC, "", s))
+			require.Equal(t, 0, code, "%s %q: %s", version, s, errOut)
+			assert.Contains(t, out, "- name: SERVICE_METRICS_SCHEDULE\n              value: \""+s+"\"\n", "%s %q", version, s)
+		}
+		forms := "must be an ISO-8601 duration in weeks, days, hours, minutes and seconds (PT30S, PT5M, PT1H30M, P1D, P1DT2H30M45S, PT1.5S) or a whole number with one unit s, m, h or d (30s, 5m, 2h, 1d)"
+		for s, want := range map[string]string{
+			"1h30m": forms, "1.5m": forms, "500ms": forms, "P1M": forms, "30x": forms, "-PT5S": forms,
+			"0s": "must be at least 1 second", "PT0S": "must be at least 1 second", "PT": "must be at least 1 second",
+			"P": "must be at least 1 second", "PT0.5S": "must be at least 1 second",
+			"P1000000000D": "must be shorter than 1000000000 days",
+		} {
+			_, errOut, code := renderFile(t, tasCRWith(t, version, tasPVC, "", s))
+			assert.Equal(t, 1, code, "%s %q", version, s)
+			assert.Contains(t, errOut, "spec.metrics.schedule: Invalid value: \""+s+"\": "+want, "%s %q", version, s)
+		}
+	}
+}
+
+// PVC mode and a migration render one pod whatever spec.replicas says (one
+// pod mounts the ReadWriteOnce claim, as upstream runs 1); DATABASE mode
+// renders spec.replicas.
+func TestTrustyAIReplicasRender(t *testing.T) {
+	for _, tc := range []struct {
+		name, storage, replicas, want string
+	}{
+		{"PVC", tasPVC, "3", "replicas: 1\n"},
+		{"PVC unset", tasPVC, "", "replicas: 1\n"},
+		{"migration", "{format: DATABASE, databaseConfigurations: db, folder: /inputs, size: 1Gi}", "3", "replicas: 1\n"},
+		{"DATABASE", tasDatabase, "3", "replicas: 3\n"},
+	} {
+		for _, v := range tasVariants {
+			out, errOut, code := renderFile(t, tasCRWith(t, "v1", tc.storage, tc.replicas, "5s"), v...)
+			require.Equal(t, 0, code, "%s %v: %s", tc.name, v, errOut)
+			found := false
+			for _, doc := range guard.Documents(out) {
+				if strings.Contains(doc, "kind: Deployment\n") {
+					found = true
+					assert.Contains(t, doc, "\nspec:\n  "+tc.want, "%s %v", tc.name, v)
+				}
+			}
+			assert.True(t, found, "a Deployment")
+		}
+	}
+}

@@ -387,16 +387,29 @@ func relatedImages(manager string, images map[string]string) []operatorsv1alpha1
 // roles so that namespace users may manage the CRs. Names carry config/default's prefix.
 func extraObjects(root string) ([]File, error) {
 	var files []File
-	for _, src := range []struct{ path, kind, group string }{
+	type source struct{ path, kind, group string }
+	// Each kind's editor and viewer roles, in file order.
+	var kindRoles []source
+	for _, pattern := range []string{"config/rbac/*_editor_role.yaml", "config/rbac/*_viewer_role.yaml"} {
+		matches, err := filepath.Glob(filepath.Join(root, pattern))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			rel, err := filepath.Rel(root, m)
+			if err != nil {
+				return nil, err
+			}
+			kindRoles = append(kindRoles, source{filepath.ToSlash(rel), "clusterrole", "rbac.authorization.k8s.io_v1"})
+		}
+	}
+	slices.SortFunc(kindRoles, func(a, b source) int { return strings.Compare(a.path, b.path) })
+	for _, src := range append([]source{
 		{"config/default/metrics_service.yaml", "service", "v1"},
 		{"config/rbac/metrics_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_proxy_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_db_ca_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
-		{"config/rbac/llamastackdistribution_editor_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
-		{"config/rbac/llamastackdistribution_viewer_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
-		{"config/rbac/trustyaiservice_editor_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
-		{"config/rbac/trustyaiservice_viewer_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
-	} {
+	}, kindRoles...) {
 		obj := map[string]any{}
 		if err := readYAML(filepath.Join(root, src.path), &obj); err != nil {
 			return nil, err

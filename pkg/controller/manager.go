@@ -96,6 +96,10 @@ func slimDeployment(obj any) (any, error) {
 type ManagerOptions struct {
 	// Watches are the kinds to serve (watches.yaml).
 	Watches []watches.Watch
+	// ServerHTTPClient reaches the servers the kinds run, for what their
+	// status says of them (version, providers, health); nil: a plain client
+	// with the kinds' own timeouts.
+	ServerHTTPClient *http.Client
 	// Namespaces to watch; empty watches all.
 	Namespaces []string
 	// MetricsAddr and ProbeAddr are bind addresses; "0" disables.
@@ -190,6 +194,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		Bundles:           &release.WrittenBundles{},
 		// Every kind's reconciler watches ConfigMap metadata (ConfigMapRefs).
 		ConfigMapMetadata: mgr.GetCache(),
+		HTTPClient:        o.ServerHTTPClient,
 	}
 	prefixes := map[string]string{}
 	for _, m := range ms {

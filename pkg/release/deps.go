@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,9 @@ type Deps struct {
 	// reconcilers watch (nil: none). An optional ConfigMap that it does not
 	// hold is not asked for: see cachedAbsent.
 	ConfigMapMetadata client.Reader
+	// HTTPClient reaches the servers the kinds run, for what they say of
+	// themselves in status (nil: a client with the kinds' own timeouts).
+	HTTPClient *http.Client
 }
 
 // Env is the process environment.

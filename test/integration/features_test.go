@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -41,7 +43,8 @@ func patchObject[T client.Object](t *testing.T, ns, name string, obj T, change f
 func TestEveryObjectAndItsSwitch(t *testing.T) {
 	ns := newNamespace(t)
 	cr := newLLSD(ns, "full")
-	cr.Spec.Replicas = 2
+	// Three replicas with autoscaling from 2: the HPA's minimum is 3 (as upstream).
+	cr.Spec.Replicas = 3
 	cr.Spec.Server.Workers = ptr.To(int32(2))
 	cr.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 4, TargetMemoryUtilizationPercentage: ptr.To(int32(75))}
 	cr.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{
@@ -50,7 +53,9 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 		Volumes:                       []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		VolumeMounts:                  []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}},
 	}
-	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"clients"}, Labels: []string{"llama-access"}}}
+	// "nsA" can match no namespace: left out and reported, the rest applies;
+	// "team=frontend" is a label with a value.
+	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"clients", "nsA"}, Labels: []string{"llama-access", "team=frontend"}}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	waitPhase(t, ns, "full", llamav1alpha1.PhaseInitializing)
 
@@ -59,11 +64,25 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 	pod := dep.Spec.Template.Spec
 	assert.Equal(t, "existing-sa", pod.ServiceAccountName)
 	assert.Equal(t, int64(45), *pod.TerminationGracePeriodSeconds)
-	assert.Len(t, pod.TopologySpreadConstraints, 2, "default spread with more than one replica")
+	// Default spread with more than one replica, as upstream: regions, zones, nodes.
+	instance := &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/instance": "full"}}
+	require.Len(t, pod.TopologySpreadConstraints, 3, "default spread with more than one replica")
+	for i, key := range []string{"topology.kubernetes.io/region", "topology.kubernetes.io/zone", "kubernetes.io/hostname"} {
+		assert.Equal(t, corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: instance}, pod.TopologySpreadConstraints[i])
+	}
+	assert.Equal(t, "full", dep.Spec.Template.Labels["app.kubernetes.io/instance"], "the spread selects the pods")
+	require.NotNil(t, pod.Affinity)
+	assert.Equal(t, &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+		Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: instance, TopologyKey: "kubernetes.io/hostname"},
+	}}}, pod.Affinity.PodAntiAffinity)
 	c := pod.Containers[0]
 	assert.Contains(t, c.Env, corev1.EnvVar{Name: "LLAMA_STACK_WORKERS", Value: "2"})
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "HF_HOME", Value: "/.llama"})
+	// As upstream: a CPU per worker, 1Gi whatever the workers; with workers set, limits = requests.
 	assert.Equal(t, "2", ptr.To(c.Resources.Requests[corev1.ResourceCPU]).String())
-	assert.Equal(t, "2Gi", ptr.To(c.Resources.Requests[corev1.ResourceMemory]).String())
+	assert.Equal(t, "1Gi", ptr.To(c.Resources.Requests[corev1.ResourceMemory]).String())
+	assert.Equal(t, "2", ptr.To(c.Resources.Limits[corev1.ResourceCPU]).String())
+	assert.Equal(t, "1Gi", ptr.To(c.Resources.Limits[corev1.ResourceMemory]).String())
 	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "cache", MountPath: "/cache"})
 	for _, p := range []*corev1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe} {
 		require.NotNil(t, p)
@@ -76,7 +95,7 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
 	require.NoError(t, get(ns, "full-hpa", hpa))
-	assert.Equal(t, int32(2), *hpa.Spec.MinReplicas)
+	assert.Equal(t, int32(3), *hpa.Spec.MinReplicas, "the largest of 1, replicas and minReplicas")
 	assert.Equal(t, int32(4), hpa.Spec.MaxReplicas)
 	require.Len(t, hpa.Spec.Metrics, 1)
 	assert.Equal(t, corev1.ResourceMemory, hpa.Spec.Metrics[0].Resource.Name)
@@ -94,12 +113,35 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 	require.NoError(t, get(ns, "full-network-policy", np))
 	require.Len(t, np.Spec.Ingress, 1)
 	from := np.Spec.Ingress[0].From
-	require.Len(t, from, 5, "same namespace, operator namespace, allowed namespaces, a label, ingress controllers")
+	require.Len(t, from, 6, "same namespace, operator namespace, allowed namespaces, a label key, a label with a value, ingress controllers")
 	assert.Equal(t, &metav1.LabelSelector{}, from[0].PodSelector)
 	assert.Equal(t, operatorNamespace, from[1].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"])
-	assert.Equal(t, []string{"clients"}, from[2].NamespaceSelector.MatchExpressions[0].Values)
+	assert.Equal(t, []string{"clients"}, from[2].NamespaceSelector.MatchExpressions[0].Values, "nsA is left out")
 	assert.Equal(t, "llama-access", from[3].NamespaceSelector.MatchExpressions[0].Key)
+	assert.Equal(t, map[string]string{"team": "frontend"}, from[4].NamespaceSelector.MatchLabels)
 	assert.Equal(t, int32(8321), np.Spec.Ingress[0].Ports[0].Port.IntVal)
+
+	// The left-out entry is reported: a condition and a Warning event.
+	got := &llamav1alpha1.LlamaStackDistribution{}
+	require.NoError(t, get(ns, "full", got))
+	af := condition(got, llamastack.TypeAllowedFromValid)
+	require.NotNil(t, af)
+	assert.Equal(t, metav1.ConditionFalse, af.Status)
+	assert.Equal(t, llamastack.ReasonAllowedFromIgnored, af.Reason)
+	assert.Contains(t, af.Message, `spec.network.allowedFrom.namespaces[1] "nsA" is not a namespace name`)
+	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status, "the rest of the spec applies")
+	eventually(t, "a Warning event "+llamastack.ReasonAllowedFromIgnored, func() error {
+		list := &corev1.EventList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == "full" && e.Reason == llamastack.ReasonAllowedFromIgnored && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "namespaces[1]") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Warning event %s; events: %v", llamastack.ReasonAllowedFromIgnored, eventReasons(t, ns, "full"))
+	})
 
 	// Switch everything off: the objects go.
 	patchCR(t, ns, "full", func(c *llamav1alpha1.LlamaStackDistribution) {
@@ -118,7 +160,17 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 	})
 	require.NoError(t, get(ns, "full", dep))
 	assert.Empty(t, dep.Spec.Template.Spec.TopologySpreadConstraints)
+	assert.Nil(t, dep.Spec.Template.Spec.Affinity, "one replica: no anti-affinity")
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
+	eventually(t, "AllowedFromValid to go with allowedFrom", func() error {
+		if err := get(ns, "full", got); err != nil {
+			return err
+		}
+		if c := condition(got, llamastack.TypeAllowedFromValid); c != nil || got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("generation %d/%d, AllowedFromValid %+v", got.Status.ObservedGeneration, got.Generation, c)
+		}
+		return nil
+	})
 }
 
 func TestExplicitPDBAndSpread(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
@@ -79,6 +80,13 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	assert.Equal(t, map[string]string{"app": "llama-stack", "app.kubernetes.io/instance": "demo"}, dep.Spec.Selector.MatchLabels)
 	assert.Equal(t, "demo-sa", dep.Spec.Template.Spec.ServiceAccountName)
 	assert.Contains(t, dep.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "INFERENCE_MODEL", Value: "llama3.2:1b"})
+	assert.Contains(t, dep.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "HF_HOME", Value: "/.llama"}, "the HuggingFace cache, on the storage")
+	// As upstream: requests always (one CPU, 1Gi), no limits without workers.
+	res := dep.Spec.Template.Spec.Containers[0].Resources
+	assert.Equal(t, "1", ptr.To(res.Requests[corev1.ResourceCPU]).String())
+	assert.Equal(t, "1Gi", ptr.To(res.Requests[corev1.ResourceMemory]).String())
+	assert.Empty(t, res.Limits)
+	assert.Nil(t, condition(got, llamastack.TypeAllowedFromValid), "no allowedFrom, no condition")
 	require.Len(t, dep.OwnerReferences, 1)
 	assert.Equal(t, "LlamaStackDistribution", dep.OwnerReferences[0].Kind)
 	assert.Equal(t, got.UID, dep.OwnerReferences[0].UID)

@@ -81,6 +81,8 @@ func run(m *testing.M) int {
 		}
 	}()
 
+	fakeLlamaStack = startFakeLlamaStack()
+	defer fakeLlamaStack.Close()
 	mgr, err := newOperator(cfg, countingTransport{writes: &operatorWrites, releaseReads: &operatorReleaseReads, secrets: &operatorSecretRequests, log: &operatorRequests}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -130,6 +132,8 @@ func newOperator(cfg *rest.Config, counts countingTransport, tune func(*controll
 	}
 	o := controller.ManagerOptions{
 		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
+		// Every server the operator asks is the suite's fake llama-stack.
+		ServerHTTPClient:  fakeLlamaStack.client(),
 		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
 		CapabilityTTL: 500 * time.Millisecond, ReleaseSweepPeriod: time.Second,
 	}

@@ -170,21 +170,36 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 	assert.Equal(t, "NoCertificateIssuer", c.Reason, "no OpenShift and no cert-manager here")
 	assert.Len(t, releaseRecordsOf(t, "tas", ns, "trustyai-service"), 1)
 
-	// replicas are honoured and every edit rolls out.
+	// Every edit rolls out; PVC mode runs 1 pod whatever replicas says (one
+	// pod mounts the ReadWriteOnce claim, as upstream runs 1), and
+	// ReplicasHonored says so, with a Warning event.
 	patchTAS(t, ns, "trustyai-service", func(cr *trustyv1.TrustyAIService) {
 		cr.Spec.Replicas = ptr.To[int32](2)
-		cr.Spec.Metrics.Schedule = "10s"
+		cr.Spec.Metrics.Schedule = "PT10S"
 	})
 	eventually(t, "the edit rolled out", func() error {
 		if err := get(ns, "trustyai-service", dep); err != nil {
 			return err
 		}
 		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
-			if e.Name == "SERVICE_METRICS_SCHEDULE" && e.Value == "10s" && *dep.Spec.Replicas == 2 {
+			if e.Name == "SERVICE_METRICS_SCHEDULE" && e.Value == "PT10S" && *dep.Spec.Replicas == 1 {
 				return nil
 			}
 		}
 		return fmt.Errorf("replicas %d, env %v", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Env)
+	})
+	cr = waitTAS(t, ns, "trustyai-service", "ReplicasHonored", metav1.ConditionFalse, "ReplicasIgnored")
+	assert.Contains(t, tasCondition(cr, "ReplicasHonored").Message, "spec.replicas is 2, but PVC mode runs 1 pod")
+	eventually(t, "a ReplicasIgnored event", func() error { return hasReason(t, ns, "trustyai-service", "ReplicasIgnored") })
+	patchTAS(t, ns, "trustyai-service", func(cr *trustyv1.TrustyAIService) { cr.Spec.Replicas = nil })
+	eventually(t, "ReplicasHonored gone", func() error {
+		if err := get(ns, "trustyai-service", cr); err != nil {
+			return err
+		}
+		if c := tasCondition(cr, "ReplicasHonored"); c != nil {
+			return fmt.Errorf("ReplicasHonored %s %s", c.Status, c.Reason)
+		}
+		return nil
 	})
 
 	require.NoError(t, k8s.Delete(context.Background(), cr))
@@ -210,6 +225,15 @@ func TestTrustyAIServiceValidation(t *testing.T) {
 		{"relative folder", "spec.storage.folder", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Folder = "inputs" }},
 		{"unknown format", "spec.storage.format", func(cr *trustyv1.TrustyAIService) { cr.Spec.Storage.Format = "S3" }},
 		{"bad schedule", "spec.metrics.schedule", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "often" }},
+		// What the service cannot parse (it would compute every 30 s), or
+		// parses as no pause.
+		{"schedule 1h30m", "must be an ISO-8601 duration in weeks, days, hours, minutes and seconds", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "1h30m" }},
+		{"schedule 500ms", "must be an ISO-8601 duration", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "500ms" }},
+		{"schedule P1M", "must be an ISO-8601 duration", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "P1M" }},
+		{"schedule 0s", "must be at least 1 second", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "0s" }},
+		{"schedule PT", "must be at least 1 second", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "PT" }},
+		{"schedule PT0.5S", "must be at least 1 second", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "PT0.5S" }},
+		{"schedule P1000000000D", "must be shorter than 1000000000 days", func(cr *trustyv1.TrustyAIService) { cr.Spec.Metrics.Schedule = "P1000000000D" }},
 		{"dotted name", "metadata.name must be a DNS-1035 label", func(cr *trustyv1.TrustyAIService) { cr.Name = "a.b" }},
 		{"long name", "metadata.name must be a DNS-1035 label", func(cr *trustyv1.TrustyAIService) { cr.Name = strings.Repeat("a", 60) }},
 		{"YAML in a Secret name", "spec.storage.databaseConfigurations", func(cr *trustyv1.TrustyAIService) {
@@ -228,6 +252,12 @@ func TestTrustyAIServiceValidation(t *testing.T) {
 	db := newTAS(ns, "db")
 	db.Spec.Storage = trustyv1.StorageSpec{Format: "DATABASE"}
 	require.NoError(t, k8s.Create(context.Background(), db))
+	// Both forms the service parses.
+	for i, schedule := range []string{"PT30S", "P1DT2H30M45S", "PT1.5S", "30s", "1d"} {
+		cr := newTAS(ns, fmt.Sprintf("schedule-%d", i))
+		cr.Spec.Metrics.Schedule = schedule
+		require.NoError(t, k8s.Create(context.Background(), cr), schedule)
+	}
 }
 
 // A ClusterRoleBinding of the proxy's name that the operator did not create
@@ -338,21 +368,29 @@ func patchTAS(t *testing.T, ns, name string, change func(*trustyv1.TrustyAIServi
 	patchObject(t, ns, name, &trustyv1.TrustyAIService{}, change)
 }
 
-// Reconciling an unchanged TrustyAIService sends no write at all.
+// Reconciling an unchanged TrustyAIService sends no write at all, nor one
+// whose spec.replicas PVC mode does not run (ReplicasHonored is False).
 func TestTrustyAIServiceUnchangedWritesNothing(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "quiet")))
-	waitTAS(t, ns, "quiet", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
-	time.Sleep(3 * reconcilePeriod)
-	before := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, "quiet", before))
-	mark := operatorRequests.mark()
-	time.Sleep(10 * reconcilePeriod)
-	assert.GreaterOrEqual(t, operatorRequests.releaseLists(naming.ReleaseName("tas", ns, "quiet"), mark), 5, "the CR must have been reconciled several times")
-	assert.Empty(t, operatorRequests.writesAbout(ns, mark), "reconciling an unchanged CR must send no write at all")
-	after := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, "quiet", after))
-	assert.Equal(t, before.ResourceVersion, after.ResourceVersion)
+	for _, replicas := range []*int32{nil, ptr.To[int32](3)} {
+		ns := newNamespace(t)
+		cr := newTAS(ns, "quiet")
+		cr.Spec.Replicas = replicas
+		require.NoError(t, k8s.Create(context.Background(), cr))
+		waitTAS(t, ns, "quiet", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+		if replicas != nil {
+			waitTAS(t, ns, "quiet", "ReplicasHonored", metav1.ConditionFalse, "ReplicasIgnored")
+		}
+		time.Sleep(3 * reconcilePeriod)
+		before := &trustyv1.TrustyAIService{}
+		require.NoError(t, get(ns, "quiet", before))
+		mark := operatorRequests.mark()
+		time.Sleep(10 * reconcilePeriod)
+		assert.GreaterOrEqual(t, operatorRequests.releaseLists(naming.ReleaseName("tas", ns, "quiet"), mark), 5, "the CR must have been reconciled several times")
+		assert.Empty(t, operatorRequests.writesAbout(ns, mark), "reconciling an unchanged CR must send no write at all (replicas %v)", replicas)
+		after := &trustyv1.TrustyAIService{}
+		require.NoError(t, get(ns, "quiet", after))
+		assert.Equal(t, before.ResourceVersion, after.ResourceVersion)
+	}
 }
 
 // With cert-manager's API: Certificates for <name>-tls and <name>-internal

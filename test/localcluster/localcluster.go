@@ -299,11 +299,13 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 var noClientRateLimit = []string{"--kube-api-qps=5000", "--kube-api-burst=10000"}
 
 // node is a simulated node: big enough for any test, in one of three zones.
+// Every LlamaStackDistribution pod requests a CPU and 1Gi by default (as
+// upstream's): the soak's hundreds of CRs fit on three of these.
 func node(i int) *corev1.Node {
 	name := fmt.Sprintf("kwok-node-%d", i)
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("128Gi"),
+		corev1.ResourceCPU:    resource.MustParse("1024"),
+		corev1.ResourceMemory: resource.MustParse("4Ti"),
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
 	return &corev1.Node{

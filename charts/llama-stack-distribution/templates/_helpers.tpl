@@ -118,3 +118,31 @@ true
 {{- .Values.userConfig.configMapName -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+llsd.startWithConfig starts the server on /etc/llama-stack/config.yaml: the
+images' own entrypoints name their built-in distribution, which wins over
+LLAMA_STACK_CONFIG. The server's module moved between releases, so the
+installed llama_stack's version picks the command: before 0.2.17 the
+distribution module with --config, before 0.3.0 the core module with the path,
+from 0.3.0 uvicorn on the app factory (which reads LLAMA_STACK_CONFIG) with
+the port and workers. An unreadable version starts the newest way.
+*/}}
+{{- define "llsd.startWithConfig" -}}
+set -e
+cfg=/etc/llama-stack/config.yaml
+form=$(python3 -c '
+import re
+from importlib.metadata import version
+try:
+    v = tuple(int(p) for p in re.findall(r"[0-9]+", version("llama_stack"))[:3])
+except Exception:
+    v = ()
+print("distribution" if v and v < (0, 2, 17) else "core" if v and v < (0, 3, 0) else "uvicorn")
+')
+case "$form" in
+  distribution) exec python3 -m llama_stack.distribution.server.server --config "$cfg" ;;
+  core) exec python3 -m llama_stack.core.server.server "$cfg" ;;
+  *) exec uvicorn llama_stack.core.server.server:create_app --factory --host 0.0.0.0 --port "${LLAMA_STACK_PORT:-8321}" --workers "${LLAMA_STACK_WORKERS:-1}" ;;
+esac
+{{- end -}}

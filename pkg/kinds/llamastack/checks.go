@@ -14,8 +14,8 @@ import (
 
 // checkNames refuses the CR's names and references that Kubernetes would
 // refuse in the objects they reach (a container, a pod's ServiceAccount, a
-// ConfigMap volume, a NetworkPolicy selector), so that the user reads which
-// field to fix instead of an install that fails again and again. The CRD
+// ConfigMap volume), so that the user reads which field to fix instead of an
+// install that fails again and again. The CRD
 // refuses most of them already; these checks also cover CRs stored before it
 // did, and offline renders.
 func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
@@ -52,16 +52,8 @@ func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
 			checks = append(checks, check(fmt.Sprintf("spec.server.tlsConfig.caBundle.configMapKeys[%d]", i), k, validation.IsConfigMapKey, "ConfigMap key"))
 		}
 	}
-	if n := cr.Spec.Network; n != nil && n.AllowedFrom != nil {
-		for i, ns := range n.AllowedFrom.Namespaces {
-			if ns != "*" {
-				checks = append(checks, check(fmt.Sprintf("spec.network.allowedFrom.namespaces[%d]", i), ns, validation.IsDNS1123Label, `namespace name (or "*" for all namespaces)`))
-			}
-		}
-		for i, l := range n.AllowedFrom.Labels {
-			checks = append(checks, check(fmt.Sprintf("spec.network.allowedFrom.labels[%d]", i), l, validation.IsQualifiedName, "label key"))
-		}
-	}
+	// spec.network.allowedFrom is not refused: an entry that can match no
+	// namespace is left out of the NetworkPolicy and reported (network.go).
 	if pdb := server.PodDisruptionBudget; pdb != nil {
 		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.minAvailable", pdb.MinAvailable))
 		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.maxUnavailable", pdb.MaxUnavailable))

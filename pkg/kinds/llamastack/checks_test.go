@@ -52,9 +52,6 @@ func TestNamesKubernetesWouldRefuse(t *testing.T) {
 		{"image with surrounding whitespace", "spec.server.distribution.image", func(c *llamav1alpha1.LlamaStackDistribution) {
 			c.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: " quay.io/x:1\n"}
 		}},
-		{"allowed namespace with a document", "spec.network.allowedFrom.namespaces[0]", func(c *llamav1alpha1.LlamaStackDistribution) {
-			c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a\n- b"}}}
-		}},
 		{"PDB minAvailable with a document", "spec.server.podDisruptionBudget.minAvailable", func(c *llamav1alpha1.LlamaStackDistribution) {
 			v := intstr.FromString("1\n---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy")
 			c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: &v}
@@ -62,9 +59,6 @@ func TestNamesKubernetesWouldRefuse(t *testing.T) {
 		{"PDB maxUnavailable negative", "spec.server.podDisruptionBudget.maxUnavailable", func(c *llamav1alpha1.LlamaStackDistribution) {
 			v := intstr.FromInt32(-1)
 			c.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MaxUnavailable: &v}
-		}},
-		{"allowed label that is no label key", "spec.network.allowedFrom.labels[0]", func(c *llamav1alpha1.LlamaStackDistribution) {
-			c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Labels: []string{"{a: b}"}}}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +70,21 @@ func TestNamesKubernetesWouldRefuse(t *testing.T) {
 			assert.Less(t, len(fe.Message), 600, "messages stay short, whatever the input")
 		})
 	}
+	// allowedFrom entries are admitted, as upstream admits them: one that can
+	// match no namespace is left out of the NetworkPolicy and reported
+	// (TestAllowedFromEntriesThatMatchNothingAreLeftOut, TestAllowedFromCondition).
+	for _, af := range []llamav1alpha1.AllowedFromSpec{
+		{Namespaces: []string{"nsA"}},
+		{Namespaces: []string{"a\n- b"}},
+		{Labels: []string{"team=frontend"}},
+		{Labels: []string{"{a: b}"}},
+	} {
+		_, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &af}
+		}), valuesInputs{Distributions: table})
+		assert.NoError(t, err, "%+v", af)
+	}
+
 	// Names that are valid stay valid.
 	_, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
 		userConfig("my.config-1", "")(c)

@@ -3,6 +3,7 @@ package llamastack
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -33,6 +34,15 @@ type Kind struct {
 	release.Deps
 	// OperatorVersion is reported in status.version.operatorVersion.
 	OperatorVersion string
+
+	probeOnce sync.Once
+	probes    *prober
+}
+
+// servers asks the servers what they say of themselves (server.go).
+func (k *Kind) servers() *prober {
+	k.probeOnce.Do(func() { k.probes = newProber(k.HTTPClient) })
+	return k.probes
 }
 
 var (
@@ -40,6 +50,7 @@ var (
 	_ release.Preparer[*llamav1alpha1.LlamaStackDistribution, *Inputs] = (*Kind)(nil)
 	_ release.ConfigMapReader[*llamav1alpha1.LlamaStackDistribution]   = (*Kind)(nil)
 	_ release.Offline[*llamav1alpha1.LlamaStackDistribution, *Inputs]  = (*Kind)(nil)
+	_ release.Rechecker[*llamav1alpha1.LlamaStackDistribution]         = (*Kind)(nil)
 )
 
 // Meta implements release.Kind.
@@ -61,7 +72,7 @@ func Meta() release.Meta {
 			&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
 		},
 		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK},
-		WarningConditions: []string{status.TypeTrustReady},
+		WarningConditions: []string{status.TypeTrustReady, TypeAllowedFromValid},
 	}
 }
 
@@ -96,6 +107,15 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 			return err
 		}
 		o.ServiceFound = svc != nil
+	}
+	// The server is asked only while its pods are ready for the
+	// Deployment's current generation, at most once a minute.
+	if o.ServiceFound && o.ServiceURL != "" && o.Deployment != nil && o.Deployment.Status.AvailableReplicas > 0 && status.DeploymentCondition(o.Deployment, o.Replicas).Status == metav1.ConditionTrue {
+		info, known := k.servers().info(cr.UID, fmt.Sprintf("%d %s", o.Deployment.Generation, o.ServiceURL), o.ServiceURL)
+		o.Server, o.ServerAsked = &info, true
+		if !known {
+			o.Server = nil
+		}
 	}
 	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
 		if o.Claim, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
@@ -136,18 +156,17 @@ func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.O
 	}
 	if as := cr.Spec.Server.Autoscaling; as != nil {
 		// The HPA owns the count; ready means at least its minimum is available.
-		o.Replicas = 1
-		if as.MinReplicas != nil {
-			o.Replicas = *as.MinReplicas
-		}
+		o.Replicas = *hpaMinReplicas(cr.Spec.Replicas, as)
 	}
+	o.AllowedFrom = allowedFromCondition(cr.Spec.Network)
 	if in != nil {
 		o.AvailableDistributions = in.settings.Distributions
 		o.Trust = in.trust
 	}
+	// As upstream: the distribution's name, or "custom" for an image.
 	o.ActiveDistribution = cr.Spec.Server.Distribution.Name
 	if o.ActiveDistribution == "" {
-		o.ActiveDistribution = cr.Spec.Server.Distribution.Image
+		o.ActiveDistribution = "custom"
 	}
 	if name := obs.Find("Service"); name != "" {
 		port := cr.Spec.Server.ContainerSpec.Port

@@ -3,6 +3,7 @@ package llamastack
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,8 +44,27 @@ type observed struct {
 	ActiveDistribution string
 	// AvailableDistributions is the distribution table.
 	AvailableDistributions map[string]string
+	// Server is what the server said of itself; nil when it was not asked
+	// (its pods are not ready) or has not answered yet (ServerAsked).
+	Server *serverInfo
+	// ServerAsked is true when the server's pods are ready and it is asked:
+	// until it answers, HealthCheck stays as it was.
+	ServerAsked bool
+	// AllowedFrom is TypeAllowedFromValid; nil when spec.network.allowedFrom is not set.
+	AllowedFrom *metav1.Condition
 	// Now stamps new transitions.
 	Now metav1.Time
+}
+
+// healthCheck is upstream's HealthCheck condition from what the server said.
+func healthCheck(info *serverInfo) metav1.Condition {
+	switch {
+	case info == nil:
+		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: "the server's pods are not ready"}
+	case !info.Healthy:
+		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: "the server does not answer its health check: " + info.Problem}
+	}
+	return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionTrue, Reason: ReasonHealthCheckPassed, Message: "the server answers GET /v1/health with OK"}
 }
 
 // computeStatus computes the new status from the previous one and the
@@ -78,6 +98,30 @@ func computeStatus(prev llamav1alpha1.LlamaStackDistributionStatus, obs observed
 		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: serviceReady.Reason, Message: serviceReady.Message}
 	}
 	status.Set(&st.Conditions, ready, gen, obs.Now)
+	switch {
+	case obs.Deleting:
+	case obs.Server == nil && obs.ServerAsked:
+		// The answer is on its way: the condition stays until it comes.
+		if c := meta.FindStatusCondition(st.Conditions, TypeHealthCheck); c != nil {
+			status.Set(&st.Conditions, *c, gen, obs.Now)
+		} else {
+			status.Set(&st.Conditions, healthCheck(nil), gen, obs.Now)
+		}
+	default:
+		status.Set(&st.Conditions, healthCheck(obs.Server), gen, obs.Now)
+	}
+	if obs.Server != nil {
+		if obs.Server.Version != "" {
+			st.Version.LlamaStackServerVersion = obs.Server.Version
+		}
+		st.DistributionConfig.Providers = obs.Server.Providers
+	}
+	// After Ready, so that it comes last whether the CR had it from the start or not.
+	if obs.AllowedFrom != nil {
+		status.Set(&st.Conditions, *obs.AllowedFrom, gen, obs.Now)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, TypeAllowedFromValid)
+	}
 
 	st.AvailableReplicas = 0
 	if obs.Deployment != nil {

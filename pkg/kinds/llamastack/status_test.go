@@ -158,9 +158,17 @@ func TestObserve(t *testing.T) {
 	require.NotNil(t, o.StorageRequested)
 	assert.Equal(t, llamav1alpha1.DefaultStorageSize, o.StorageRequested.String())
 
-	// Autoscaling: ready means the HPA's minimum (1 by default) is available.
+	assert.Nil(t, o.AllowedFrom, "no spec.network.allowedFrom, no condition")
+
+	// Autoscaling: ready means the HPA's minimum is available: the largest
+	// of 1, spec.replicas and minReplicas, at most maxReplicas.
 	o = observe(newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
 		cr.Spec.Replicas = 5
+		cr.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MaxReplicas: 4}
+	}), nil, release.Observation{}, "v9")
+	assert.Equal(t, int32(4), o.Replicas)
+	o = observe(newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Replicas = 1
 		cr.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MaxReplicas: 4}
 	}), nil, release.Observation{}, "v9")
 	assert.Equal(t, int32(1), o.Replicas)
@@ -172,5 +180,75 @@ func TestObserve(t *testing.T) {
 		cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "my/image:1"}
 	}), nil, release.Observation{}, "v9")
 	assert.Equal(t, int32(2), o.Replicas)
-	assert.Equal(t, "my/image:1", o.ActiveDistribution, "an image given directly is the active distribution")
+	assert.Equal(t, "custom", o.ActiveDistribution, "an image given directly is the custom distribution, as upstream says")
+}
+
+// spec.network.allowedFrom entries that can match no namespace are reported
+// by AllowedFromValid, a warning condition (its transitions to False come
+// with a Warning event, its recovery with a Normal one); the condition is
+// there only while allowedFrom is set, and comes after Ready.
+func TestAllowedFromCondition(t *testing.T) {
+	assert.Contains(t, Meta().WarningConditions, TypeAllowedFromValid, "transitions come with events")
+
+	bad := newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Generation = 1
+		cr.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{
+			Namespaces: []string{"team-b", "nsA"},
+			Labels:     []string{"team=frontend", "a b"},
+		}}
+	})
+	obs := observe(bad, nil, release.Observation{Now: t0, Applied: true}, "v1")
+	obs.Deployment, obs.ServiceFound = dep(1, 1, 1, 1), true
+	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, obs)
+	c := meta.FindStatusCondition(st.Conditions, TypeAllowedFromValid)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, "EntriesIgnored", c.Reason)
+	assert.Equal(t, int64(1), c.ObservedGeneration)
+	for _, want := range []string{
+		"2 entries are left out of the NetworkPolicy",
+		`spec.network.allowedFrom.namespaces[1] "nsA" is not a namespace name`,
+		`did you mean "nsa"?`,
+		`spec.network.allowedFrom.labels[1] "a b" is neither a label key`,
+	} {
+		assert.Contains(t, c.Message, want)
+	}
+	assert.NotContains(t, c.Message, "team-b")
+	assert.NotContains(t, c.Message, "labels[0]", "key=value is a label with a value")
+	assert.NotContains(t, c.Message, "namespaces[0]")
+	assert.Equal(t, TypeAllowedFromValid, st.Conditions[len(st.Conditions)-1].Type, "after Ready")
+	assert.Equal(t, llamav1alpha1.PhaseReady, st.Phase, "a warning: the rest of the spec applies and serves")
+	tr := status.Transitions(nil, st.Conditions)
+	assert.Contains(t, tr, status.Transition{Condition: *c}, "a new False condition is a transition (a Warning event)")
+
+	// Fixed: True, a transition (the Normal event of its recovery).
+	fixed := bad.DeepCopy()
+	fixed.Generation = 2
+	fixed.Spec.Network.AllowedFrom = &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"team-b", "nsa"}, Labels: []string{"team=frontend"}}
+	obs2 := observe(fixed, nil, release.Observation{Now: t1, Applied: true}, "v1")
+	obs2.Deployment, obs2.ServiceFound = dep(2, 2, 1, 1), true
+	st2 := computeStatus(st, obs2)
+	c2 := meta.FindStatusCondition(st2.Conditions, TypeAllowedFromValid)
+	require.NotNil(t, c2)
+	assert.Equal(t, metav1.ConditionTrue, c2.Status)
+	assert.Equal(t, "AllEntriesValid", c2.Reason)
+	tr = status.Transitions(st.Conditions, st2.Conditions)
+	require.Len(t, tr, 1)
+	assert.Equal(t, TypeAllowedFromValid, tr[0].Condition.Type)
+
+	// allowedFrom removed: no condition.
+	gone := fixed.DeepCopy()
+	gone.Spec.Network.AllowedFrom = nil
+	obs3 := observe(gone, nil, release.Observation{Now: t1, Applied: true}, "v1")
+	obs3.Deployment, obs3.ServiceFound = dep(2, 2, 1, 1), true
+	assert.Nil(t, meta.FindStatusCondition(computeStatus(st2, obs3).Conditions, TypeAllowedFromValid))
+
+	// One entry: singular.
+	one := newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"Bad_NS"}}}
+	})
+	c = allowedFromCondition(one.Spec.Network)
+	require.NotNil(t, c)
+	assert.True(t, strings.HasPrefix(c.Message, `1 entry is left out of the NetworkPolicy (the rest of the spec applies): spec.network.allowedFrom.namespaces[0] "Bad_NS" is not a namespace name`), c.Message)
+	assert.NotContains(t, c.Message, "did you mean", "no lowercase form is a name either")
 }

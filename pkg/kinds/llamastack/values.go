@@ -175,11 +175,12 @@ type UserConfig struct {
 
 // NetworkPolicy values.
 type NetworkPolicy struct {
-	Enabled                bool     `json:"enabled"`
-	OperatorNamespace      string   `json:"operatorNamespace,omitempty"`
-	AllowedNamespaces      []string `json:"allowedNamespaces,omitempty"`
-	AllowAllNamespaces     bool     `json:"allowAllNamespaces,omitempty"`
-	AllowedNamespaceLabels []string `json:"allowedNamespaceLabels,omitempty"`
+	Enabled                     bool                `json:"enabled"`
+	OperatorNamespace           string              `json:"operatorNamespace,omitempty"`
+	AllowedNamespaces           []string            `json:"allowedNamespaces,omitempty"`
+	AllowAllNamespaces          bool                `json:"allowAllNamespaces,omitempty"`
+	AllowedNamespaceLabels      []string            `json:"allowedNamespaceLabels,omitempty"`
+	AllowedNamespaceMatchLabels []map[string]string `json:"allowedNamespaceMatchLabels,omitempty"`
 }
 
 // Expose values.
@@ -194,11 +195,8 @@ type CapabilityValues struct {
 	OpenShift      bool `json:"openshift"`
 }
 
-// Per-worker resource requests when workers is set and resources are not.
-var (
-	workerCPU    = resource.MustParse("1")
-	workerMemory = resource.MustParse("1Gi")
-)
+// defaultMemoryRequest is the memory request when the user gives none (not per worker).
+var defaultMemoryRequest = resource.MustParse("1Gi")
 
 // translate translates a LlamaStackDistribution into chart values.
 func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*chartValues, error) {
@@ -235,7 +233,7 @@ func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*char
 	v.Image = image
 
 	v.Container.Resources = resources(cs.Resources, server.Workers)
-	if server.Workers != nil {
+	if server.Workers != nil && *server.Workers > 0 {
 		v.Workers = *server.Workers
 	}
 	if po := server.PodOverrides; po != nil {
@@ -260,6 +258,7 @@ func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*char
 			return nil, status.Invalid("spec.server.autoscaling.minReplicas", "%d exceeds maxReplicas %d", *as.MinReplicas, as.MaxReplicas)
 		}
 		v.Autoscaling = Autoscaling(*as)
+		v.Autoscaling.MinReplicas = hpaMinReplicas(spec.Replicas, as)
 	}
 
 	if err := storage(v, server.Storage, in.ClaimedStorage); err != nil {
@@ -287,27 +286,67 @@ func annotate(v *chartValues, key, value string) {
 	v.PodAnnotations[key] = value
 }
 
-// resources returns the container resources: the user's, with per-worker
-// CPU and memory requests filled in where the user set none.
+// resources returns the container resources, as upstream computes them:
+// the user's, field by field, with the gaps filled. A CPU request that is
+// missing or zero becomes one CPU per worker (workers: spec.server.workers
+// when above 0, else 1); a memory request that is missing or zero becomes
+// 1Gi (whatever the workers); either is capped at the user's limit, if
+// lower. Only when workers is set, a CPU or memory limit that is missing or
+// zero becomes the request. Requests are always set, so that an HPA on
+// utilization has something to measure against.
 func resources(r corev1.ResourceRequirements, workers *int32) *corev1.ResourceRequirements {
 	out := r.DeepCopy()
-	if workers != nil {
-		if out.Requests == nil {
-			out.Requests = corev1.ResourceList{}
-		}
-		n := int64(*workers)
-		if _, ok := out.Requests[corev1.ResourceCPU]; !ok {
-			out.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(workerCPU.MilliValue()*n, resource.DecimalSI)
-		}
-		if _, ok := out.Requests[corev1.ResourceMemory]; !ok {
-			out.Requests[corev1.ResourceMemory] = *resource.NewQuantity(workerMemory.Value()*n, resource.BinarySI)
-		}
+	n, workersSet := int64(1), workers != nil && *workers > 0
+	if workersSet {
+		n = int64(*workers)
 	}
-	if len(out.Limits) == 0 && len(out.Requests) == 0 && len(out.Claims) == 0 {
-		return nil
+	missing := func(l corev1.ResourceList, name corev1.ResourceName) bool {
+		q, ok := l[name]
+		return !ok || q.IsZero()
+	}
+	if out.Requests == nil {
+		out.Requests = corev1.ResourceList{}
+	}
+	defaults := corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(n, resource.DecimalSI), corev1.ResourceMemory: defaultMemoryRequest.DeepCopy()}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if !missing(out.Requests, name) {
+			continue
+		}
+		q := defaults[name]
+		// Never above the user's limit, which the API server would refuse
+		// (upstream would render it); Kubernetes itself defaults a missing
+		// request to the limit.
+		if l, ok := out.Limits[name]; ok && !l.IsZero() && l.Cmp(q) < 0 {
+			q = l.DeepCopy()
+		}
+		out.Requests[name] = q
+	}
+	if workersSet {
+		if out.Limits == nil {
+			out.Limits = corev1.ResourceList{}
+		}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if missing(out.Limits, name) {
+				out.Limits[name] = out.Requests[name].DeepCopy()
+			}
+		}
 	}
 	// Quantities marshal in canonical form (1000m -> "1"), as the API server stores them.
 	return out
+}
+
+// hpaMinReplicas is the HPA's minimum, as upstream computes it: the largest
+// of 1, spec.replicas and autoscaling.minReplicas; unlike upstream (whose
+// HPA the API server then refuses), capped at maxReplicas.
+func hpaMinReplicas(replicas int32, as *llamav1alpha1.AutoscalingSpec) *int32 {
+	m := max(int32(1), replicas)
+	if as.MinReplicas != nil {
+		m = max(m, *as.MinReplicas)
+	}
+	if as.MaxReplicas > 0 {
+		m = min(m, as.MaxReplicas)
+	}
+	return &m
 }
 
 // checkMounts refuses extra volumes and mounts that collide with the operator's own.
@@ -391,19 +430,12 @@ func network(v *chartValues, n *llamav1alpha1.NetworkSpec, in valuesInputs) {
 		return
 	}
 	v.Expose.Enabled = n.ExposeRoute
-	if af := n.AllowedFrom; af != nil {
-		for _, ns := range af.Namespaces {
-			if ns == "*" {
-				v.NetworkPolicy.AllowAllNamespaces = true
-				continue
-			}
-			v.NetworkPolicy.AllowedNamespaces = append(v.NetworkPolicy.AllowedNamespaces, ns)
-		}
-		if v.NetworkPolicy.AllowAllNamespaces {
-			v.NetworkPolicy.AllowedNamespaces = nil
-		}
-		v.NetworkPolicy.AllowedNamespaceLabels = af.Labels
-	}
+	// Entries that can match no namespace are left out (the status says so).
+	src := allowedFromSources(n.AllowedFrom)
+	v.NetworkPolicy.AllowAllNamespaces = src.AllowAll
+	v.NetworkPolicy.AllowedNamespaces = src.Namespaces
+	v.NetworkPolicy.AllowedNamespaceLabels = src.LabelKeys
+	v.NetworkPolicy.AllowedNamespaceMatchLabels = src.MatchLabels
 }
 
 func distributionImage(d llamav1alpha1.DistributionType, table distributions.Table) (string, error) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
@@ -36,6 +37,12 @@ func cr(mut func(*llamav1alpha1.LlamaStackDistribution)) *llamav1alpha1.LlamaSta
 func TestLlamaStackDefaults(t *testing.T) {
 	v, err := translate(cr(nil), valuesInputs{Distributions: table, CommonLabels: map[string]string{"k": "v"}})
 	require.NoError(t, err)
+	// As upstream: requests always (one CPU per worker, 1 worker by default), no limits without workers.
+	require.NotNil(t, v.Container.Resources)
+	assert.Equal(t, "1", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
+	assert.Equal(t, "1Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+	assert.Empty(t, v.Container.Resources.Limits)
+	v.Container.Resources = nil
 	assert.Equal(t, &chartValues{
 		Name:           "demo",
 		CommonLabels:   map[string]string{"k": "v"},
@@ -140,24 +147,112 @@ func TestMapIsStable(t *testing.T) {
 	assert.Equal(t, float64(8321), a["container"].(map[string]any)["port"], "numbers take JSON's form, as in a stored release")
 }
 
-func TestWorkersFillRequests(t *testing.T) {
-	three := int32(3)
-	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
-		c.Spec.Server.Workers = &three
-	}), valuesInputs{Distributions: table})
+// Default resources as upstream computes them (resource_helper.go): a
+// missing or zero request is filled (cpu: one per worker, 1 worker when
+// unset; memory: 1Gi, not per worker); only with workers set, a missing or
+// zero limit becomes the request. What the user gives wins, field by field.
+func TestDefaultResources(t *testing.T) {
+	type rl = map[corev1.ResourceName]string
+	list := func(m rl) corev1.ResourceList {
+		if m == nil {
+			return nil
+		}
+		out := corev1.ResourceList{}
+		for k, v := range m {
+			out[k] = resource.MustParse(v)
+		}
+		return out
+	}
+	cpu, mem := corev1.ResourceCPU, corev1.ResourceMemory
+	for _, tt := range []struct {
+		name                     string
+		workers                  *int32
+		requests, limits         rl
+		wantRequests, wantLimits rl
+		wantWorkers              int32
+	}{
+		{name: "nothing set", wantRequests: rl{cpu: "1", mem: "1Gi"}},
+		{name: "workers set", workers: ptr.To[int32](3), wantWorkers: 3,
+			wantRequests: rl{cpu: "3", mem: "1Gi"}, wantLimits: rl{cpu: "3", mem: "1Gi"}},
+		{name: "workers and a cpu request", workers: ptr.To[int32](3), wantWorkers: 3, requests: rl{cpu: "500m"},
+			wantRequests: rl{cpu: "500m", mem: "1Gi"}, wantLimits: rl{cpu: "500m", mem: "1Gi"}},
+		{name: "workers and a memory limit", workers: ptr.To[int32](2), wantWorkers: 2, limits: rl{mem: "4Gi"},
+			wantRequests: rl{cpu: "2", mem: "1Gi"}, wantLimits: rl{cpu: "2", mem: "4Gi"}},
+		{name: "zero requests and limits count as missing", workers: ptr.To[int32](2), wantWorkers: 2,
+			requests: rl{cpu: "0", mem: "0"}, limits: rl{cpu: "0"},
+			wantRequests: rl{cpu: "2", mem: "1Gi"}, wantLimits: rl{cpu: "2", mem: "1Gi"}},
+		{name: "everything given", workers: ptr.To[int32](4), wantWorkers: 4,
+			requests: rl{cpu: "250m", mem: "512Mi"}, limits: rl{cpu: "8", mem: "16Gi"},
+			wantRequests: rl{cpu: "250m", mem: "512Mi"}, wantLimits: rl{cpu: "8", mem: "16Gi"}},
+		{name: "no workers: limits stay the user's", requests: rl{mem: "2Gi"}, limits: rl{mem: "3Gi"},
+			wantRequests: rl{cpu: "1", mem: "2Gi"}, wantLimits: rl{mem: "3Gi"}},
+		{name: "zero workers count as unset", workers: ptr.To[int32](0), wantRequests: rl{cpu: "1", mem: "1Gi"}},
+		// Upstream would request one CPU over a 500m limit, which the API server refuses.
+		{name: "a default request never exceeds the user's limit", limits: rl{cpu: "500m", mem: "256Mi"},
+			wantRequests: rl{cpu: "500m", mem: "256Mi"}, wantLimits: rl{cpu: "500m", mem: "256Mi"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+				c.Spec.Server.Workers = tt.workers
+				c.Spec.Server.ContainerSpec.Resources = corev1.ResourceRequirements{Requests: list(tt.requests), Limits: list(tt.limits)}
+			}), valuesInputs{Distributions: table})
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantWorkers, v.Workers)
+			require.NotNil(t, v.Container.Resources)
+			str := func(l corev1.ResourceList) rl {
+				if len(l) == 0 {
+					return nil
+				}
+				out := rl{}
+				for k, q := range l {
+					out[k] = q.String()
+				}
+				return out
+			}
+			assert.Equal(t, tt.wantRequests, str(v.Container.Resources.Requests), "requests")
+			assert.Equal(t, tt.wantLimits, str(v.Container.Resources.Limits), "limits")
+		})
+	}
+	// The CR is not changed.
+	c := cr(func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.Workers = ptr.To[int32](2) })
+	_, err := translate(c, valuesInputs{Distributions: table})
 	require.NoError(t, err)
-	assert.Equal(t, int32(3), v.Workers)
-	assert.Equal(t, "3", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
-	assert.Equal(t, "3Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+	assert.Nil(t, c.Spec.Server.ContainerSpec.Resources.Requests)
+}
 
-	// The user's requests win.
-	v, err = translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
-		c.Spec.Server.Workers = &three
-		c.Spec.Server.ContainerSpec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
-	}), valuesInputs{Distributions: table})
-	require.NoError(t, err)
-	assert.Equal(t, "500m", qs(v.Container.Resources.Requests[corev1.ResourceCPU]))
-	assert.Equal(t, "3Gi", qs(v.Container.Resources.Requests[corev1.ResourceMemory]))
+// The HPA's minimum is, as upstream, the largest of 1, spec.replicas and
+// autoscaling.minReplicas (capped at maxReplicas, where upstream's HPA would
+// be refused); ready means that many pods are available.
+func TestHPAMinReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		name              string
+		replicas          int32
+		minReplicas       *int32
+		maxReplicas, want int32
+	}{
+		{"defaults", 1, nil, 4, 1},
+		{"scaled to zero", 0, nil, 4, 1},
+		{"replicas above the default minimum", 3, nil, 4, 3},
+		{"replicas above minReplicas", 3, ptr.To[int32](2), 5, 3},
+		{"minReplicas above replicas", 2, ptr.To[int32](4), 5, 4},
+		{"replicas above maxReplicas", 6, nil, 4, 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+				c.Spec.Replicas = tt.replicas
+				c.Spec.Server.Autoscaling = &llamav1alpha1.AutoscalingSpec{MinReplicas: tt.minReplicas, MaxReplicas: tt.maxReplicas}
+			})
+			v, err := translate(c, valuesInputs{Distributions: table})
+			require.NoError(t, err)
+			require.NotNil(t, v.Autoscaling.MinReplicas)
+			assert.Equal(t, tt.want, *v.Autoscaling.MinReplicas)
+			assert.Equal(t, tt.maxReplicas, v.Autoscaling.MaxReplicas)
+			assert.Equal(t, tt.want, observe(c, nil, release.Observation{}, "v").Replicas, "ready needs the HPA's minimum")
+			if tt.minReplicas == nil {
+				assert.Nil(t, c.Spec.Server.Autoscaling.MinReplicas, "the CR is not changed")
+			}
+		})
+	}
 }
 
 func qs(q resource.Quantity) string { return q.String() }
@@ -215,4 +310,37 @@ func TestNetwork(t *testing.T) {
 	}), valuesInputs{Distributions: table, NetworkPolicyDisabled: true})
 	require.NoError(t, err)
 	assert.Equal(t, NetworkPolicy{Enabled: false, AllowAllNamespaces: true}, v.NetworkPolicy)
+}
+
+// allowedFrom entries are admitted as upstream admits them; one that can
+// match no namespace is left out of the NetworkPolicy (and reported, see
+// TestAllowedFromCondition), "key=value" is a label with a value, and the
+// rest of the spec applies.
+func TestAllowedFromEntriesThatMatchNothingAreLeftOut(t *testing.T) {
+	c := cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Replicas = 2
+		c.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{
+			// upstream's config/samples/example-with-network-config.yaml, and hostile strings
+			Namespaces: []string{"nsA", "team-b", "a\n- b", "", "x.y"},
+			// upstream's README (team=frontend) and sample
+			Labels: []string{"team=frontend", "myproject/lls-allowed", "team/authorized", "{a: b}", "a=b=c", "=v", "example.com/tier=gold"},
+		}}
+	})
+	v, err := translate(c, valuesInputs{Distributions: table, OperatorNamespace: "ops"})
+	require.NoError(t, err, "admitted, as upstream admits it")
+	assert.Equal(t, NetworkPolicy{
+		Enabled: true, OperatorNamespace: "ops",
+		AllowedNamespaces:           []string{"team-b"},
+		AllowedNamespaceLabels:      []string{"myproject/lls-allowed", "team/authorized"},
+		AllowedNamespaceMatchLabels: []map[string]string{{"team": "frontend"}, {"example.com/tier": "gold"}},
+	}, v.NetworkPolicy)
+	assert.True(t, v.Expose.Enabled, "the rest of the spec applies")
+	assert.Equal(t, int32(2), v.Replicas)
+
+	// Only bad entries: none reaches the chart, the policy keeps its fixed sources.
+	v, err = translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+		c.Spec.Network = &llamav1alpha1.NetworkSpec{AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"nsA", "nsB"}, Labels: []string{"team=front end"}}}
+	}), valuesInputs{Distributions: table})
+	require.NoError(t, err)
+	assert.Equal(t, NetworkPolicy{Enabled: true}, v.NetworkPolicy)
 }

@@ -62,7 +62,8 @@ func Meta() release.Meta {
 			{GVK: inferenceServiceGVK},
 			{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Labels: ModelMeshLabels},
 		},
-		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable},
+		// ReplicasHonored's turn to False is a Warning event, once.
+		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable, TypeReplicasHonored},
 		// Upstream's event reasons (InferenceServiceConfigured is the wiring's).
 		CreatedEvents: map[string]string{"PersistentVolumeClaim": "PVCCreated", "ServiceMonitor": "ServiceMonitorCreated"},
 	}

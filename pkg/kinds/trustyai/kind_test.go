@@ -128,10 +128,11 @@ func TestTranslate(t *testing.T) {
 	assert.Equal(t, tlsNone, v.TLS.Mode)
 	assert.Nil(t, v.PodAnnotations)
 
-	// replicas are honoured (upstream always runs 1).
+	// PVC mode runs 1 pod, as upstream, whatever replicas says (one pod
+	// mounts a ReadWriteOnce claim); TestReplicasWithAClaim has the rest.
 	v, err = translate(sample(t, func(cr *trustyv1.TrustyAIService) { cr.Spec.Replicas = ptr.To[int32](3) }), in)
 	require.NoError(t, err)
-	assert.Equal(t, int32(3), v.Replicas)
+	assert.Equal(t, int32(1), v.Replicas)
 
 	// A claim never shrinks.
 	claimed := resource.MustParse("5Gi")
@@ -147,13 +148,16 @@ func TestTranslate(t *testing.T) {
 		cr.Spec.Data = trustyv1.DataSpec{}
 	})
 	in.DatabaseCA = true
+	db.Spec.Replicas = ptr.To[int32](3)
 	v, err = translate(db, in)
 	require.NoError(t, err)
 	assert.Equal(t, storageValues{Format: "DATABASE", DatabaseSecret: "db-credentials", DatabaseCA: true}, v.Storage)
+	assert.Equal(t, int32(3), v.Replicas, "DATABASE mode runs spec.replicas")
 	db.Spec.Storage.Folder, db.Spec.Storage.Size, db.Spec.Data.Filename = "/inputs", "1Gi", "data.csv"
 	v, err = translate(db, in)
 	require.NoError(t, err)
 	assert.True(t, v.Storage.Migration)
+	assert.Equal(t, int32(1), v.Replicas, "a migration mounts the claim: 1 pod")
 	assert.Equal(t, "1Gi", v.Storage.Size)
 
 	// cert-manager: the issuer of the settings.

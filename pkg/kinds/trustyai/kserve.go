@@ -17,15 +17,18 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 )
 
-// KServe: an InferenceService in RawDeployment or Standard mode logs its
-// inferences to the service through spec.predictor.logger.
+// KServe: an InferenceService in RawDeployment or Standard mode (and, with
+// kServeServerless, in Serverless or Knative mode) logs its inferences to the
+// service through spec.predictor.logger.
 
 // inferenceServiceGVK is KServe's InferenceService, an optional API.
 var inferenceServiceGVK = schema.GroupVersionKind{Group: "serving.kserve.io", Version: "v1beta1", Kind: "InferenceService"}
 
-// annotationDeploymentMode is KServe's; RawDeployment and Standard get the
-// logger always, Serverless (and an InferenceService without the annotation,
-// which KServe deploys in its cluster default) only with kServeServerless.
+// annotationDeploymentMode is KServe's. As upstream's handleInferenceServices:
+// RawDeployment and Standard (KServe 0.17's name for it) get the logger
+// always, Serverless and Knative (0.17's name for it) only with
+// kServeServerless; any other value, and an InferenceService without the
+// annotation, is skipped (ModelMesh's are wired through their Deployments).
 const annotationDeploymentMode = "serving.kserve.io/deploymentMode"
 
 // loggerURL is where model servers send their inferences: the service's TLS
@@ -43,8 +46,10 @@ func eligible(isvc *unstructured.Unstructured, serverless bool) bool {
 	switch isvc.GetAnnotations()[annotationDeploymentMode] {
 	case "RawDeployment", "Standard":
 		return true
+	case "Serverless", "Knative":
+		return serverless
 	}
-	return serverless
+	return false
 }
 
 // ownsFields says whether the wiring's field manager owns fields of the object.
@@ -129,7 +134,7 @@ func (k *Kind) wireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIS
 			continue
 		}
 		o, err := k.applyWired(ctx, cr, applyConfig(isvc, url), "InferenceService", fix,
-			"InferenceServiceConfigured", fmt.Sprintf("InferenceService %s logs its inferences to %s", isvc.GetName(), url))
+			eventInferenceServiceConfigured, fmt.Sprintf("InferenceService %s logs its inferences to %s", isvc.GetName(), url))
 		if err != nil {
 			return nil, err
 		}

@@ -22,8 +22,11 @@ import (
 // modelmesh-service=modelmesh-serving) send their payloads to the service
 // when its consumer endpoint is in MM_PAYLOAD_PROCESSORS of their mm
 // container, exactly once; with TLS, that container mounts the service's
-// internal certificate (<name>-internal) and MM_TLS_KEY_CERT_PATH names it,
-// as upstream sets them.
+// internal certificate (<name>-internal) read-only at /etc/trustyai/tls and
+// MM_TLS_KEY_CERT_PATH names /etc/trustyai/tls/tls.crt, as upstream sets them
+// (upstream's controllers/tas/certificates.go): a Deployment upstream wired
+// is already as wanted. Each write is an event of upstream's reason,
+// InferenceServiceConfigured.
 
 // ModelMeshLabels select ModelMesh Serving's Deployments.
 var ModelMeshLabels = map[string]string{"modelmesh-service": "modelmesh-serving"}
@@ -32,8 +35,9 @@ const (
 	modelMeshContainer   = "mm"
 	envPayloadProcessors = "MM_PAYLOAD_PROCESSORS"
 	envTLSKeyCertPath    = "MM_TLS_KEY_CERT_PATH"
-	// modelMeshCertPath is where the mm container mounts <name>-internal.
-	modelMeshCertPath = "/etc/tls/trustyai"
+	// modelMeshCertPath is where the mm container mounts <name>-internal:
+	// upstream's tlsMountPath.
+	modelMeshCertPath = "/etc/trustyai/tls"
 )
 
 // modelMeshWant is what the wiring wants in a ModelMesh Deployment.
@@ -230,7 +234,7 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 			continue
 		}
 		o, err := k.applyWired(ctx, cr, cfg, kind, fix,
-			"ModelMeshConfigured", fmt.Sprintf("ModelMesh Deployment %s sends its payloads to %s", d.Name, want.URL))
+			eventInferenceServiceConfigured, fmt.Sprintf("ModelMesh Deployment %s sends its payloads to %s", d.Name, want.URL))
 		if err != nil {
 			return nil, err
 		}

@@ -28,8 +28,8 @@ func TestModelMeshVolumeOfLongNames(t *testing.T) {
 		mount := spec["containers"].([]any)[0].(map[string]any)["volumeMounts"].([]any)[0].(map[string]any)
 		assert.Equal(t, vol["name"], mount["name"])
 
-		d := modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: want.URL}, corev1.EnvVar{Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/tls/trustyai/tls.crt"})
-		d.Spec.Template.Spec.Containers[1].VolumeMounts = []corev1.VolumeMount{{Name: vol["name"].(string), MountPath: "/etc/tls/trustyai", ReadOnly: true}}
+		d := modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: want.URL}, corev1.EnvVar{Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"})
+		d.Spec.Template.Spec.Containers[1].VolumeMounts = []corev1.VolumeMount{{Name: vol["name"].(string), MountPath: "/etc/trustyai/tls", ReadOnly: true}}
 		d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: vol["name"].(string), VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cr.Name + "-internal"}}}}
 		_, done, _, _ := planModelMesh(d, want)
 		assert.True(t, done, "%d: a wired Deployment is not written again", n)

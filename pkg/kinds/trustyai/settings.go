@@ -21,7 +21,7 @@ const (
 	// self-signed Issuer per service when unset.
 	KeyCertManagerIssuer = "trustyai-cert-manager-issuer"
 	// KeyServerless ("enabled" or "disabled", the default; upstream's key)
-	// points Serverless InferenceServices at the service too.
+	// points Serverless and Knative InferenceServices at the service too.
 	KeyServerless = "kServeServerless"
 	// KeyWiring ("enabled", the default, or "disabled") switches the
 	// model-server wiring: the one place the operator writes objects it did

@@ -20,7 +20,7 @@ import (
 )
 
 // Condition types: upstream's, and the operator's own (TLSAvailable,
-// TrustReady, DeploymentReady).
+// TrustReady, DeploymentReady, ReplicasHonored).
 const (
 	TypeProvisioningSucceeded = "ProvisioningSucceeded"
 	TypeDegraded              = "Degraded"
@@ -29,15 +29,25 @@ const (
 	TypeRouteAvailable        = "RouteAvailable"
 	TypeDBAvailable           = "DBAvailable"
 	TypeTLSAvailable          = "TLSAvailable"
+	// TypeReplicasHonored is False, reason ReasonReplicasIgnored, while
+	// spec.replicas asks for other than the 1 pod that PVC mode and a
+	// migration run; absent otherwise.
+	TypeReplicasHonored = "ReplicasHonored"
 )
+
+// ReasonReplicasIgnored is ReplicasHonored's reason.
+const ReasonReplicasIgnored = "ReplicasIgnored"
 
 // observed is what one reconcile saw, for computeStatus.
 type observed struct {
 	Generation int64
-	Replicas   int32
-	Failure    *status.Failure
-	Applied    bool
-	Now        metav1.Time
+	// Replicas are the pods that run (podReplicas); ReplicasIgnored says
+	// why spec.replicas is not what runs ("" when it is).
+	Replicas        int32
+	ReplicasIgnored string
+	Failure         *status.Failure
+	Applied         bool
+	Now             metav1.Time
 	// Claim is wanted when UsesClaim; nil when absent.
 	UsesClaim bool
 	Requested *resource.Quantity
@@ -102,6 +112,11 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 	set(degraded)
 
 	deployment := set(status.DeploymentCondition(o.Deployment, o.Replicas))
+	if o.ReplicasIgnored != "" {
+		set(cond(TypeReplicasHonored, false, ReasonReplicasIgnored, o.ReplicasIgnored))
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, TypeReplicasHonored)
+	}
 	notReady := []metav1.Condition{}
 	if deployment.Status != metav1.ConditionTrue {
 		notReady = append(notReady, deployment)
@@ -262,12 +277,10 @@ func dbProblem(pods []corev1.Pod, secret string) dbState {
 // the pods from the API server) and computes the status from them.
 func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs, obs release.Observation) error {
 	o := observed{
-		Generation: cr.Generation, Replicas: 1, Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now,
+		Generation: cr.Generation, Replicas: podReplicas(cr), ReplicasIgnored: replicasIgnored(cr),
+		Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now,
 		UsesClaim: usesClaim(cr), Database: cr.Spec.Storage.Format == trustyv1.StorageDatabase,
 		RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
-	}
-	if cr.Spec.Replicas != nil {
-		o.Replicas = *cr.Spec.Replicas
 	}
 	if in != nil {
 		o.Trust = in.trust

@@ -1,6 +1,7 @@
 package trustyai
 
 import (
+	"fmt"
 	"path"
 	"strings"
 
@@ -133,6 +134,29 @@ func usesClaim(cr *trustyv1.TrustyAIService) bool {
 	return cr.Spec.Storage.Format == trustyv1.StoragePVC || isMigration(cr)
 }
 
+// podReplicas is the number of pods the CR runs: spec.replicas (1 when
+// unset), but always 1 where the pods mount the PVC (PVC mode, a migration):
+// one pod mounts a ReadWriteOnce claim, and upstream always runs 1.
+// replicasIgnored says so to the user.
+func podReplicas(cr *trustyv1.TrustyAIService) int32 {
+	if cr.Spec.Replicas == nil || usesClaim(cr) {
+		return 1
+	}
+	return *cr.Spec.Replicas
+}
+
+// replicasIgnored is why spec.replicas is not what runs, "" when it is (or
+// is not set): ReplicasHonored's message.
+func replicasIgnored(cr *trustyv1.TrustyAIService) string {
+	if cr.Spec.Replicas == nil || *cr.Spec.Replicas == 1 || !usesClaim(cr) {
+		return ""
+	}
+	if isMigration(cr) {
+		return fmt.Sprintf("spec.replicas is %d, but a migration runs 1 pod: it reads the data from a ReadWriteOnce claim (DATABASE mode with spec.storage.folder and spec.data.filename), which one pod mounts; set spec.replicas to 1 or remove it, or, once the data is migrated, remove spec.storage.folder and spec.data.filename to run several pods", *cr.Spec.Replicas)
+	}
+	return fmt.Sprintf("spec.replicas is %d, but PVC mode runs 1 pod: the service keeps its data on a ReadWriteOnce claim, which one pod mounts (upstream always runs 1); set spec.replicas to 1 or remove it, or use DATABASE mode (spec.storage.format: DATABASE) to run several pods", *cr.Spec.Replicas)
+}
+
 // translate translates a TrustyAIService into chart values. The CRD refuses
 // most bad input already; these checks also cover CRs stored before it did,
 // and offline renders.
@@ -141,7 +165,7 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 	v := &chartValues{
 		Name:                    cr.Name,
 		CommonLabels:            in.CommonLabels,
-		Replicas:                1,
+		Replicas:                podReplicas(cr),
 		ProgressDeadlineSeconds: in.Settings.ProgressDeadlineSeconds,
 		Image:                   in.Settings.ServiceImage,
 		ProxyImage:              in.Settings.ProxyImage,
@@ -161,9 +185,6 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 	if !in.Platform.Route && in.Settings.IngressDomain != "" {
 		v.Ingress = ingressValues{Host: ingressHost(cr.Name, cr.Namespace, in.Settings.IngressDomain), ClassName: in.Settings.IngressClass}
 	}
-	if spec.Replicas != nil {
-		v.Replicas = *spec.Replicas
-	}
 	if v.Storage.DatabaseSecret == "" {
 		v.Storage.DatabaseSecret = dbCredentialsName(cr.Name)
 	}
@@ -176,12 +197,12 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 	switch {
 	case spec.Storage.Format != trustyv1.StoragePVC && spec.Storage.Format != trustyv1.StorageDatabase:
 		return nil, status.Invalid("spec.storage.format", "must be PVC or DATABASE, got %q", spec.Storage.Format)
-	case spec.Metrics.Schedule == "":
-		return nil, status.Invalid("spec.metrics.schedule", "is required: how often metrics are computed, such as 5s")
+	case checkSchedule(spec.Metrics.Schedule) != nil:
+		return nil, checkSchedule(spec.Metrics.Schedule)
 	case v.Metrics.BatchSize < 1:
 		return nil, status.Invalid("spec.metrics.batchSize", "must be 1 or more, got %d", v.Metrics.BatchSize)
-	case v.Replicas < 0:
-		return nil, status.Invalid("spec.replicas", "must not be negative, got %d", v.Replicas)
+	case spec.Replicas != nil && *spec.Replicas < 0:
+		return nil, status.Invalid("spec.replicas", "must not be negative, got %d", *spec.Replicas)
 	}
 	if usesClaim(cr) {
 		if spec.Storage.Folder == "" || spec.Storage.Folder[0] != '/' {

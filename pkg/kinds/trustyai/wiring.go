@@ -34,6 +34,10 @@ const FieldManager = "ai-stack-operator-trustyai"
 // TypeInferenceServicesPresent is upstream's condition of the wiring.
 const TypeInferenceServicesPresent = "InferenceServicesPresent"
 
+// eventInferenceServiceConfigured is upstream's event reason for each write
+// of the wiring, to an InferenceService or a ModelMesh Deployment alike.
+const eventInferenceServiceConfigured = "InferenceServiceConfigured"
+
 // The wiring condition's reasons besides upstream's InferenceServicesFound
 // and InferenceServicesNotFound.
 const (

@@ -70,9 +70,9 @@ func TestPlanModelMesh(t *testing.T) {
 				"name": "mm",
 				"env": []any{
 					map[string]any{"name": "MM_PAYLOAD_PROCESSORS", "value": "http://other " + tlsWant.URL},
-					map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/tls/trustyai/tls.crt"},
+					map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/trustyai/tls/tls.crt"},
 				},
-				"volumeMounts": []any{map[string]any{"name": "trustyaiservice-sample-internal", "mountPath": "/etc/tls/trustyai", "readOnly": true}},
+				"volumeMounts": []any{map[string]any{"name": "trustyaiservice-sample-internal", "mountPath": "/etc/trustyai/tls", "readOnly": true}},
 			}},
 			"volumes": []any{map[string]any{"name": "trustyaiservice-sample-internal", "secret": map[string]any{"secretName": "trustyaiservice-sample-internal"}}},
 		}}},
@@ -80,15 +80,15 @@ func TestPlanModelMesh(t *testing.T) {
 
 	// As the apply leaves it: nothing to write.
 	mm := &d.Spec.Template.Spec.Containers[1]
-	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other " + tlsWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/tls/trustyai/tls.crt"}}
-	mm.VolumeMounts = []corev1.VolumeMount{{Name: tlsWant.Secret, MountPath: "/etc/tls/trustyai", ReadOnly: true}}
+	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other " + tlsWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"}}
+	mm.VolumeMounts = []corev1.VolumeMount{{Name: tlsWant.Secret, MountPath: "/etc/trustyai/tls", ReadOnly: true}}
 	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: tlsWant.Volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsWant.Secret}}}}
 	_, done, _, _ = planModelMesh(d, tlsWant)
 	assert.True(t, done, "a configured Deployment is not written again")
 
 	// The wiring owns a certificate it no longer wants (TLS gone): written.
 	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_TLS_KEY_CERT_PATH\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`)}
-	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: plainWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/tls/trustyai/tls.crt"}}
+	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: plainWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"}}
 	cfg, done, _, _ = planModelMesh(d, plainWant)
 	assert.False(t, done, "a stale field of the wiring's is given back")
 	c := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -59,7 +60,9 @@ type AllowedFromSpec struct {
 	// +optional
 	Namespaces []string `json:"namespaces,omitempty"`
 
-	// Labels are namespace label keys: namespaces that carry any of them are allowed.
+	// Labels are namespace label keys (namespaces that carry any of them are
+	// allowed) or key=value pairs (namespaces with that label value); an entry
+	// that can match no namespace is left out and reported (AllowedFromValid).
 	// +kubebuilder:validation:MaxItems=50
 	// +kubebuilder:validation:items:MinLength=1
 	// +optional
@@ -90,8 +93,9 @@ type ServerSpec struct {
 	Config *ServerConfig `json:"config,omitempty"`
 
 	// Workers is the number of uvicorn worker processes (LLAMA_STACK_WORKERS).
-	// Unless containerSpec.resources says otherwise, each worker requests one
-	// CPU and 1Gi of memory.
+	// Unless containerSpec.resources says otherwise, the container requests a
+	// CPU per worker (one when unset) and 1Gi of memory, and with workers set
+	// its limits equal its requests.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	Workers *int32 `json:"workers,omitempty"`
@@ -157,7 +161,8 @@ type PodDisruptionBudgetSpec struct {
 // AutoscalingSpec configures a HorizontalPodAutoscaler.
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="spec.server.autoscaling.minReplicas must not exceed maxReplicas"
 type AutoscalingSpec struct {
-	// MinReplicas; 1 when unset.
+	// MinReplicas; the HPA's minimum is the largest of 1, spec.replicas and
+	// this.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
@@ -333,13 +338,45 @@ type VersionInfo struct {
 
 // DistributionConfig reports which distribution runs.
 type DistributionConfig struct {
-	// ActiveDistribution is the distribution name, or the image when given directly.
+	// ActiveDistribution is the distribution name, or "custom" for an image
+	// given directly.
 	// +optional
 	ActiveDistribution string `json:"activeDistribution,omitempty"`
 
 	// AvailableDistributions maps the known distribution names to their images.
 	// +optional
 	AvailableDistributions map[string]string `json:"availableDistributions,omitempty"`
+
+	// Providers are the server's providers and their health, as its
+	// /v1/providers endpoint lists them (read while its pods are ready, at
+	// most once a minute).
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	Providers []ProviderInfo `json:"providers,omitempty"`
+}
+
+// ProviderInfo is one provider the server runs.
+type ProviderInfo struct {
+	// API is the API the provider serves (inference, safety, ...).
+	API string `json:"api"`
+	// ProviderID names the provider in the server's configuration.
+	ProviderID string `json:"provider_id"`
+	// ProviderType is the provider's implementation (remote::vllm, ...).
+	ProviderType string `json:"provider_type"`
+	// Config is the provider's configuration as the server reports it
+	// (secrets are redacted by the server); omitted over 4 KiB.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Config apiextensionsv1.JSON `json:"config"`
+	// Health is what the provider says of its health.
+	Health ProviderHealthStatus `json:"health"`
+}
+
+// ProviderHealthStatus is a provider's health.
+type ProviderHealthStatus struct {
+	// Status is OK, Error or Not Implemented.
+	Status string `json:"status"`
+	// Message says why, when not OK.
+	Message string `json:"message"`
 }
 
 // LlamaStackDistributionStatus is the observed state of a distribution.

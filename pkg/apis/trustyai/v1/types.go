@@ -90,9 +90,17 @@ type DataSpec struct {
 
 // MetricsSpec configures the metrics computation.
 type MetricsSpec struct {
-	// Schedule is how often metrics are computed, such as 5s or 1m.
+	// Schedule is how often metrics are computed, at least every second, in
+	// one of the two forms the service parses: an ISO-8601 duration in
+	// weeks, days, hours, minutes and seconds, with fractions (PT30S, PT5M,
+	// PT1H30M, P1D, P1DT2H30M45S, PT1.5S, which the service rounds down to
+	// whole seconds), or a whole number with one unit s, m, h or d (30s, 5m,
+	// 2h, 1d). The service replaces any other form (1h30m, 1.5m, 500ms) with
+	// 30s and reads no years or months (P1M), so they are refused.
 	// +kubebuilder:validation:MaxLength=32
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h|d))+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+[smhd]$') || self.matches('^P([0-9]+([.,][0-9]+)?W)?([0-9]+([.,][0-9]+)?D)?(T([0-9]+([.,][0-9]+)?H)?([0-9]+([.,][0-9]+)?M)?([0-9]+([.,][0-9]+)?S)?)?$')",message="must be an ISO-8601 duration in weeks, days, hours, minutes and seconds (PT30S, PT5M, PT1H30M, P1D, P1DT2H30M45S, PT1.5S) or a whole number with one unit s, m, h or d (30s, 5m, 2h, 1d): the forms the service parses; it replaces any other (1h30m, 1.5m, 500ms) with 30s and reads no years or months (P1M)"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+[smhd]$') ? !self.matches('^0+[smhd]$') : !self.matches('^P([0-9]+([.,][0-9]+)?W)?([0-9]+([.,][0-9]+)?D)?(T([0-9]+([.,][0-9]+)?H)?([0-9]+([.,][0-9]+)?M)?([0-9]+([.,][0-9]+)?S)?)?$') || self.findAll('[0-9]+([.,][0-9]+)?[WDHMS]').map(c, double(c.substring(0, size(c) - 1).replace(',', '.')) * (c.endsWith('W') ? 604800.0 : c.endsWith('D') ? 86400.0 : c.endsWith('H') ? 3600.0 : c.endsWith('M') ? 60.0 : 1.0)).sum() >= 1.0",message="must be at least 1 second: the service rounds it down to whole seconds and, at 0 (0s, PT, PT0S, PT0.5S), computes metrics without a pause"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^P([0-9]+([.,][0-9]+)?W)?([0-9]+([.,][0-9]+)?D)?(T([0-9]+([.,][0-9]+)?H)?([0-9]+([.,][0-9]+)?M)?([0-9]+([.,][0-9]+)?S)?)?$') || self.findAll('[0-9]+([.,][0-9]+)?[WDHMS]').map(c, double(c.substring(0, size(c) - 1).replace(',', '.')) * (c.endsWith('W') ? 604800.0 : c.endsWith('D') ? 86400.0 : c.endsWith('H') ? 3600.0 : c.endsWith('M') ? 60.0 : 1.0)).sum() < 86400000000000.0",message="must be shorter than 1000000000 days, the longest ISO-8601 duration the service holds"
 	Schedule string `json:"schedule"`
 
 	// BatchSize is how many of the latest inferences a metric is computed
