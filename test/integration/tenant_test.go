@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -215,9 +216,15 @@ func TestForeignFinalizerIsKept(t *testing.T) {
 
 	// Another controller adds its finalizer after the operator's last read:
 	// a patch from the stale copy must fail, not drop it.
+	// (The operator may write the status meanwhile: read again on a conflict.)
 	fresh := stale.DeepCopy()
-	fresh.Finalizers = append(fresh.Finalizers, "example.com/other")
-	require.NoError(t, k8s.Update(context.Background(), fresh))
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := get(ns, "shared", fresh); err != nil {
+			return err
+		}
+		fresh.Finalizers = append(fresh.Finalizers, "example.com/other")
+		return k8s.Update(context.Background(), fresh)
+	}))
 	err := release.RemoveFinalizer(context.Background(), k8s, stale.DeepCopy())
 	require.True(t, apierrors.IsConflict(err), "a stale finalizer patch must conflict, got %v", err)
 	require.NoError(t, get(ns, "shared", fresh))
