@@ -118,6 +118,12 @@ func (k Checker) crs(ctx context.Context, ns string) ([]cr, error) {
 	for _, o := range llsds.Items {
 		c := cr{kind: "LlamaStackDistribution", prefix: llamastack.ReleasePrefix, ns: ns, name: o.Name, uid: o.UID, deleting: o.DeletionTimestamp != nil}
 		c.settled = k.unsettled(o.Generation, o.Status.ObservedGeneration, string(o.Status.Phase), string(llamav1alpha1.PhaseReady))
+		// With pods available the server is asked in the background: its
+		// answer is part of the status.
+		if hc := meta.FindStatusCondition(o.Status.Conditions, llamastack.TypeHealthCheck); c.settled == "" && hc != nil && o.Status.AvailableReplicas > 0 &&
+			meta.IsStatusConditionTrue(o.Status.Conditions, "DeploymentReady") && hc.Message == llamastack.HealthCheckPodsNotReady {
+			c.settled = "HealthCheck waits for the server's answer"
+		}
 		out = append(out, c)
 	}
 	tass := &trustyv1.TrustyAIServiceList{}

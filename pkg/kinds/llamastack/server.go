@@ -57,6 +57,9 @@ const (
 	TypeHealthCheck         = "HealthCheck"
 	ReasonHealthCheckPassed = "HealthCheckPassed"
 	ReasonHealthCheckFailed = "HealthCheckFailed"
+	// HealthCheckPodsNotReady is HealthCheck's message before the server
+	// is asked.
+	HealthCheckPodsNotReady = "the server's pods are not ready"
 )
 
 // serverInfo is one probe's answer.

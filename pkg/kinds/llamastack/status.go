@@ -60,7 +60,7 @@ type observed struct {
 func healthCheck(info *serverInfo) metav1.Condition {
 	switch {
 	case info == nil:
-		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: "the server's pods are not ready"}
+		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: HealthCheckPodsNotReady}
 	case !info.Healthy:
 		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: "the server does not answer its health check: " + info.Problem}
 	}
