@@ -25,3 +25,18 @@ func TestUpgradeInvariants(t *testing.T) {
 	assert.Equal(t, "configmap.hash/user-config", llamastack.AnnotationUserConfigHash, "upstream's restart annotation")
 	assert.Equal(t, "configmap.hash/ca-bundle", llamastack.AnnotationCABundleHash, "upstream's restart annotation")
 }
+
+// Release names spell a CR exactly ("<prefix>-<namespace>.<name>", pkg/naming)
+// only while every kind's prefix is distinct and holds no dash or dot, and
+// the long form keeps 32 hex characters within Helm's 53 only with a short
+// prefix.
+func TestReleasePrefixesKeepReleaseNamesUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, e := range registry {
+		p := e.meta().ReleasePrefix
+		assert.Regexp(t, `^[a-z0-9]{1,16}$`, p, "kind %s", e.meta().GVK.Kind)
+		assert.False(t, seen[p], "prefix %q used twice", p)
+		seen[p] = true
+	}
+	assert.GreaterOrEqual(t, len(seen), 2)
+}
