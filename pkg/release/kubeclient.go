@@ -44,9 +44,9 @@ type kubeClient struct {
 	passed *atomic.Int64
 	policy guard.Policy
 	own    guard.Ownership
-	// deleted and left are what Update did with the objects the new
-	// manifest dropped ("Kind namespace/name").
-	deleted, left []string
+	// left are the objects the new manifest dropped that are not the
+	// operator's, which Update left ("Kind namespace/name").
+	left []string
 }
 
 // IsReachable implements helmkube.Interface.
@@ -80,16 +80,10 @@ func (c *kubeClient) Update(original, target helmkube.ResourceList, force bool) 
 			c.left = append(c.left, left)
 		case deleted:
 			res.Deleted = append(res.Deleted, info)
-			c.deleted = append(c.deleted, describe(info))
 		}
 	}
 	slices.Sort(c.left)
 	return res, nil
-}
-
-// describe is "Kind namespace/name".
-func describe(info *resource.Info) string {
-	return info.Mapping.GroupVersionKind.Kind + " " + info.Namespace + "/" + info.Name
 }
 
 // allowed says whether the policy lets the operator act on an object of a
