@@ -54,13 +54,20 @@ func (d Deps) Env() []string {
 // SettingsData reads the operator's settings ConfigMap: its data, nil when
 // there is none.
 func (d Deps) SettingsData(ctx context.Context) (map[string]string, error) {
-	if d.SettingsConfigMap == "" || d.OperatorNamespace == "" {
+	return d.OperatorConfigMapData(ctx, d.SettingsConfigMap)
+}
+
+// OperatorConfigMapData reads a ConfigMap of the operator's namespace (its
+// settings, or the one an upstream operator read there): its data, nil when
+// there is none, or no name or namespace is known (offline).
+func (d Deps) OperatorConfigMapData(ctx context.Context, name string) (map[string]string, error) {
+	if name == "" || d.OperatorNamespace == "" || d.APIReader == nil {
 		return nil, nil
 	}
-	if cachedAbsent(ctx, d.ConfigMapMetadata, client.ObjectKey{Namespace: d.OperatorNamespace, Name: d.SettingsConfigMap}) {
+	if cachedAbsent(ctx, d.ConfigMapMetadata, client.ObjectKey{Namespace: d.OperatorNamespace, Name: name}) {
 		return nil, nil
 	}
-	cm, err := GetOptional(ctx, d.APIReader, d.OperatorNamespace, d.SettingsConfigMap, &corev1.ConfigMap{})
+	cm, err := GetOptional(ctx, d.APIReader, d.OperatorNamespace, name, &corev1.ConfigMap{})
 	if err != nil || cm == nil {
 		return nil, err
 	}
@@ -69,11 +76,21 @@ func (d Deps) SettingsData(ctx context.Context) (map[string]string, error) {
 
 // SharedConfigMaps is what every CR reads, for release.ConfigMapReader: the
 // settings ConfigMap.
-func (d Deps) SharedConfigMaps() []string {
-	if d.SettingsConfigMap == "" || d.OperatorNamespace == "" {
+func (d Deps) SharedConfigMaps() []string { return d.SharedConfigMapsWith() }
+
+// SharedConfigMapsWith is SharedConfigMaps with the named ConfigMaps of the
+// operator's namespace that a kind reads too (an upstream operator's).
+func (d Deps) SharedConfigMapsWith(also ...string) []string {
+	if d.OperatorNamespace == "" {
 		return nil
 	}
-	return []string{d.OperatorNamespace + "/" + d.SettingsConfigMap}
+	var out []string
+	for _, name := range append([]string{d.SettingsConfigMap}, also...) {
+		if name != "" {
+			out = append(out, d.OperatorNamespace+"/"+name)
+		}
+	}
+	return out
 }
 
 // Bundle is the I/O of the merged CA bundles of CRs of the owner kind.
