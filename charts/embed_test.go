@@ -89,7 +89,8 @@ func TestChartDeclaresEveryKindItRenders(t *testing.T) {
 		"trust":               map[string]any{"serviceCA": true, "clusterTrustedCA": true},
 	}
 	var sets []map[string]any
-	for _, caps := range []map[string]any{{"route": false, "serviceMonitor": true}, {"route": true, "serviceMonitor": false}} {
+	vals["anyuid"] = map[string]any{"enabled": true}
+	for _, caps := range []map[string]any{{"route": false, "serviceMonitor": true}, {"route": true, "serviceMonitor": false, "openshift": true}} {
 		v := maps.Clone(vals)
 		v["capabilities"] = caps
 		sets = append(sets, v)

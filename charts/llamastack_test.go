@@ -10,6 +10,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -192,4 +193,42 @@ func TestLlamaStackChartStartsOnTheRunConfiguration(t *testing.T) {
 	assert.Equal(t, []string{"my-server"}, own.Command)
 	args := container(map[string]any{"userConfig": map[string]any{"configMapName": "mine"}, "container": map[string]any{"args": []any{"--port", "9"}}})
 	assert.Empty(t, args.Command, "the user's args run with the image's entrypoint")
+}
+
+// anyuid on OpenShift: upstream's <name>-rb binding of the ServiceAccount to
+// the anyuid SCC, and pods as upstream runs them there (fsGroup only); off,
+// or off OpenShift, no binding and restricted pods.
+func TestLlamaStackChartAnyUIDBinding(t *testing.T) {
+	for name, tc := range map[string]struct {
+		anyuid, openshift bool
+		binding           bool
+	}{
+		"on, OpenShift":      {anyuid: true, openshift: true, binding: true},
+		"on, not OpenShift":  {anyuid: true},
+		"off, OpenShift":     {openshift: true},
+		"off, not OpenShift": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vals := map[string]any{"name": "llama", "anyuid": map[string]any{"enabled": tc.anyuid}, "capabilities": map[string]any{"openshift": tc.openshift}}
+			out := renderLLSD(t, vals)
+			rb := &rbacv1.RoleBinding{}
+			require.Equal(t, tc.binding, llsdObject(t, out, "RoleBinding", rb))
+			d := &appsv1.Deployment{}
+			require.True(t, llsdObject(t, out, "Deployment", d))
+			sc := d.Spec.Template.Spec.SecurityContext
+			if !tc.binding {
+				require.NotNil(t, sc.RunAsNonRoot)
+				assert.True(t, *sc.RunAsNonRoot, "restricted pods")
+				return
+			}
+			assert.Equal(t, "llama-rb", rb.Name)
+			assert.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:openshift:scc:anyuid"}, rb.RoleRef)
+			assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: d.Spec.Template.Spec.ServiceAccountName, Namespace: "team-a"}}, rb.Subjects)
+			assert.Equal(t, "llama-sa", d.Spec.Template.Spec.ServiceAccountName)
+			assert.Nil(t, sc.RunAsNonRoot, "the image's own user, as upstream runs it under anyuid")
+			assert.Nil(t, sc.RunAsUser)
+			require.NotNil(t, sc.FSGroup)
+			assert.Equal(t, int64(1001), *sc.FSGroup)
+		})
+	}
 }

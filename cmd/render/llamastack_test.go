@@ -35,6 +35,9 @@ func llsdRendered(t *testing.T, manifest, kind string, obj any) {
 func TestLlamaStackAllowedFromExamplesRender(t *testing.T) {
 	out, errOut, code := renderFile(t, filepath.Join("testdata", "llamastack_allowedfrom.cr.yaml"))
 	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "kind: NetworkPolicy", "off by default, as upstream")
+	out, errOut, code = renderFile(t, filepath.Join("testdata", "llamastack_allowedfrom.cr.yaml"), "--settings", filepath.Join("testdata", "settings.yaml"))
+	require.Equal(t, 0, code, errOut)
 
 	np := &networkingv1.NetworkPolicy{}
 	llsdRendered(t, out, "NetworkPolicy", np)

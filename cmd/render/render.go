@@ -11,10 +11,12 @@ import (
 	"os"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
@@ -46,6 +48,8 @@ type renderOptions struct {
 	namespace   string
 	// operatorNamespace is let through NetworkPolicies.
 	operatorNamespace string
+	// configMaps are the operator's settings ConfigMaps (--settings), data by name.
+	configMaps map[string]map[string]string
 	// unguarded skips the guard, so that tests can check the chart's own
 	// quoting apart from the guard behind it.
 	unguarded bool
@@ -63,6 +67,7 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	fs.StringVar(&opts.kubeVersion, "kube-version", render.DefaultKubeVersion, "Kubernetes version to render for")
 	fs.StringVar(&opts.namespace, "namespace", "default", "namespace of CRs that name none")
 	fs.StringVar(&opts.operatorNamespace, "operator-namespace", "ai-stack-operator-system", "the operator's namespace (allowed through NetworkPolicies)")
+	settingsFile := fs.String("settings", "", "file of the operator's settings ConfigMaps (YAML: "+settingsConfigMap+", and the upstream operators' that the kinds read) to render with")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -75,6 +80,13 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		return errUsage
 	}
 	opts.apiVersions = apis
+	if *settingsFile != "" {
+		cms, err := readConfigMaps(*settingsFile)
+		if err != nil {
+			return err
+		}
+		opts.configMaps = cms
+	}
 	in := stdin
 	if *file != "-" {
 		f, err := os.Open(*file)
@@ -85,6 +97,39 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		in = f
 	}
 	return renderCRs(in, stdout, opts)
+}
+
+// settingsConfigMap is the operator's default settings ConfigMap name.
+const settingsConfigMap = "ai-stack-operator-config"
+
+// readConfigMaps reads the ConfigMaps of a YAML file: data by name.
+func readConfigMaps(file string) (map[string]map[string]string, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	for i := 1; ; i++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--settings %s: %w", file, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		cm := &corev1.ConfigMap{}
+		if err := sigsyaml.UnmarshalStrict(doc, cm); err != nil {
+			return nil, fmt.Errorf("--settings %s, document %d: %w", file, i, err)
+		}
+		if cm.Kind != "ConfigMap" || cm.Name == "" {
+			return nil, fmt.Errorf("--settings %s, document %d: not a named ConfigMap", file, i)
+		}
+		out[cm.Name] = cm.Data
+	}
 }
 
 // capabilityLine says which of a kind's optional APIs the render assumed.
@@ -165,7 +210,7 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	// The API server converts to the version the operator reads with the
 	// CRD's strategy; every CRD here converts with None (same schemas).
 	u.SetAPIVersion(w.GroupVersionKind().GroupVersion().String())
-	kind, err := controller.KindFor(*w, controller.Deps{OperatorNamespace: r.opts.operatorNamespace})
+	kind, err := controller.KindFor(*w, controller.Deps{OperatorNamespace: r.opts.operatorNamespace, SettingsConfigMap: settingsConfigMap, OfflineConfigMaps: r.opts.configMaps})
 	if err != nil {
 		return "", err
 	}

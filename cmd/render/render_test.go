@@ -37,7 +37,7 @@ func TestGolden(t *testing.T) {
 		flags  []string
 	}
 	for _, in := range inputs {
-		for _, v := range []variant{{"", nil}, {".openshift", []string{"--openshift"}}, {".monitoring", []string{"--api-versions", "monitoring.coreos.com/v1"}}, {".openshift-monitoring", []string{"--openshift", "--api-versions", "monitoring.coreos.com/v1"}}} {
+		for _, v := range []variant{{"", nil}, {".openshift", []string{"--openshift"}}, {".monitoring", []string{"--api-versions", "monitoring.coreos.com/v1"}}, {".openshift-monitoring", []string{"--openshift", "--api-versions", "monitoring.coreos.com/v1"}}, {".settings", []string{"--openshift", "--settings", filepath.Join("testdata", "settings.yaml")}}} {
 			base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in), ".yaml"), ".cr")
 			golden := filepath.Join("testdata", "golden", base+v.suffix+".yaml")
 			t.Run(base+v.suffix, func(t *testing.T) {

@@ -41,6 +41,10 @@ type Deps struct {
 	// HTTPClient reaches the servers the kinds run, for what they say of
 	// themselves in status (nil: a client with the kinds' own timeouts).
 	HTTPClient *http.Client
+	// OfflineConfigMaps are the data of the operator namespace's ConfigMaps
+	// by name, for rendering without a cluster (render --settings); read
+	// only when there is no APIReader.
+	OfflineConfigMaps map[string]map[string]string
 }
 
 // Env is the process environment.
@@ -59,10 +63,14 @@ func (d Deps) SettingsData(ctx context.Context) (map[string]string, error) {
 
 // OperatorConfigMapData reads a ConfigMap of the operator's namespace (its
 // settings, or the one an upstream operator read there): its data, nil when
-// there is none, or no name or namespace is known (offline).
+// there is none, or no name or namespace is known. Offline (no APIReader)
+// it is OfflineConfigMaps' entry.
 func (d Deps) OperatorConfigMapData(ctx context.Context, name string) (map[string]string, error) {
-	if name == "" || d.OperatorNamespace == "" || d.APIReader == nil {
+	if name == "" || d.OperatorNamespace == "" {
 		return nil, nil
+	}
+	if d.APIReader == nil {
+		return d.OfflineConfigMaps[name], nil
 	}
 	if cachedAbsent(ctx, d.ConfigMapMetadata, client.ObjectKey{Namespace: d.OperatorNamespace, Name: name}) {
 		return nil, nil

@@ -288,23 +288,26 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
 }
 
-// installBindingPolicy installs config/policy's admission policy of the
-// operator's ClusterRoleBindings, for the test's operator ServiceAccount.
+// installBindingPolicy installs config/policy's admission policies of the
+// operator's ClusterRoleBindings and RoleBindings, for the test's operator
+// ServiceAccount.
 func installBindingPolicy(t *testing.T, ctx context.Context) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "policy", "trustyai_proxy_bindings.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs := strings.Split(strings.ReplaceAll(string(raw), ":ai-stack-operator-controller-manager'", ":rbac-test-operator'"), "\n---\n")
-	policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	for i, obj := range []client.Object{policy, binding} {
-		if err := yaml.UnmarshalStrict([]byte(docs[i]), obj); err != nil {
+	for _, file := range []string{"trustyai_proxy_bindings.yaml", "anyuid_bindings.yaml"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "config", "policy", file))
+		if err != nil {
 			t.Fatal(err)
 		}
-		obj.SetName("ai-stack-operator-" + obj.GetName())
-		if err := k8s.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
+		docs := strings.Split(strings.ReplaceAll(string(raw), ":ai-stack-operator-controller-manager'", ":rbac-test-operator'"), "\n---\n")
+		policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		for i, obj := range []client.Object{policy, binding} {
+			if err := yaml.UnmarshalStrict([]byte(docs[i]), obj); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetName("ai-stack-operator-" + obj.GetName())
+			if err := k8s.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -374,6 +377,47 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	}
 	if err := op.Delete(ctx, own); err != nil {
 		t.Fatalf("deleting its own proxy binding: %v", err)
+	}
+
+	// RoleBindings: only upstream's anyuid binding <name>-rb of <name>-sa
+	// (the anyuid-role-binding setting), through bind on that one role.
+	anyuid := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "system:openshift:scc:anyuid"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{"security.openshift.io"}, Resources: []string{"securitycontextconstraints"}, ResourceNames: []string{"anyuid"}, Verbs: []string{"use"}}}}
+	if err := k8s.Create(ctx, anyuid); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	roleBinding := func(name, role, sa string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: sa}},
+		}
+	}
+	eventually(t, "the policy refuses a RoleBinding of the operator's own role", func() error {
+		rb := roleBinding("llama-rb", "rbac-test-manager-role", "llama-sa")
+		if err := op.Create(ctx, rb); err == nil {
+			_ = k8s.Delete(ctx, rb)
+			return fmt.Errorf("allowed")
+		}
+		return nil
+	})
+	refused("bind anyuid to another ServiceAccount", op.Create(ctx, roleBinding("llama-rb", "system:openshift:scc:anyuid", "default")))
+	refused("bind anyuid under another name", op.Create(ctx, roleBinding("grab", "system:openshift:scc:anyuid", "grab-sa")))
+	refused("bind admin to <name>-sa", op.Create(ctx, roleBinding("llama-rb", "admin", "llama-sa")))
+	theirRB := roleBinding("someone-rb", "view", "someone-sa")
+	if err := k8s.Create(ctx, theirRB); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, theirRB) })
+	refused("delete another's RoleBinding", op.Delete(ctx, theirRB.DeepCopy()))
+	ownRB := roleBinding("llama-rb", "system:openshift:scc:anyuid", "llama-sa")
+	if err := op.Create(ctx, ownRB); err != nil {
+		t.Fatalf("the anyuid binding the setting renders: %v", err)
+	}
+	hijack := ownRB.DeepCopy()
+	hijack.Subjects[0].Name = "default"
+	refused("point its anyuid binding at another ServiceAccount", op.Update(ctx, hijack))
+	if err := op.Delete(ctx, ownRB); err != nil {
+		t.Fatalf("deleting its own anyuid binding: %v", err)
 	}
 }
 

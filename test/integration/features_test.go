@@ -351,6 +351,43 @@ func TestNetworkPolicyCanBeTurnedOff(t *testing.T) {
 	eventually(t, "the NetworkPolicy to go", func() error { return gone(ns, "np-network-policy", &networkingv1.NetworkPolicy{}) })
 }
 
+// No NetworkPolicy by default, as upstream: upstream's ConfigMap
+// llama-stack-operator-config turns it on (featureFlags, watched: a change
+// reconciles every CR), and this operator's own key wins over it.
+func TestNetworkPolicyFollowsUpstreamFeatureFlags(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	require.NoError(t, k8s.Create(ctx, newLLSD(ns, "flags")))
+	waitPhase(t, ns, "flags", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, get(ns, "flags-network-policy", &networkingv1.NetworkPolicy{}), "the suite's upstream ConfigMap turns it on")
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: upstreamLlamaConfigMap}})
+		_ = k8s.Create(ctx, upstreamLlamaConfig(true))
+	})
+
+	upstream := &corev1.ConfigMap{}
+	require.NoError(t, get(operatorNamespace, upstreamLlamaConfigMap, upstream))
+	require.NoError(t, k8s.Delete(ctx, upstream))
+	eventually(t, "no NetworkPolicy without any setting (upstream's default)", func() error {
+		return gone(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
+	})
+
+	require.NoError(t, k8s.Create(ctx, upstreamLlamaConfig(true)))
+	eventually(t, "the NetworkPolicy upstream's featureFlags turn on", func() error {
+		return get(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
+	})
+
+	ours := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
+		Data:       map[string]string{"network-policy": "disabled"},
+	}
+	require.NoError(t, k8s.Create(ctx, ours))
+	t.Cleanup(func() { _ = k8s.Delete(ctx, ours) })
+	eventually(t, "this operator's key to win over upstream's", func() error {
+		return gone(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
+	})
+}
+
 func TestStatusReportsServiceAndRoute(t *testing.T) {
 	ns := newNamespace(t)
 	cr := newLLSD(ns, "url")

@@ -33,6 +33,8 @@ import (
 const (
 	operatorNamespace = "ai-stack-operator-system"
 	settingsConfigMap = "ai-stack-operator-config"
+	// upstreamLlamaConfigMap is llama-stack-k8s-operator's ConfigMap.
+	upstreamLlamaConfigMap = "llama-stack-operator-config"
 )
 
 // reconcilePeriod is short so that "unchanged CR -> no writes" is checked
@@ -110,6 +112,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The suite runs as a switching administrator would: upstream's
+	// ConfigMap turns NetworkPolicies on (they are off by default, as
+	// upstream), so that the tests see them.
+	if err := k8s.Create(context.Background(), upstreamLlamaConfig(true)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -141,4 +150,13 @@ func newOperator(cfg *rest.Config, counts countingTransport, tune func(*controll
 		tune(&o)
 	}
 	return controller.NewManager(operatorCfg, o)
+}
+
+// upstreamLlamaConfig is llama-stack-k8s-operator's ConfigMap in the
+// operator's namespace, with its NetworkPolicy feature flag.
+func upstreamLlamaConfig(networkPolicy bool) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: upstreamLlamaConfigMap},
+		Data:       map[string]string{"featureFlags": fmt.Sprintf("enableNetworkPolicy:\n  enabled: %t\n", networkPolicy)},
+	}
 }

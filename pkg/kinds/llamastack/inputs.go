@@ -35,7 +35,11 @@ func (k *Kind) Gather(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	if err != nil {
 		return nil, fmt.Errorf("read operator settings: %w", err)
 	}
-	s, err := ParseSettings(distributions.Default(), k.Env(), data)
+	upstream, err := k.OperatorConfigMapData(ctx, UpstreamConfigMap)
+	if err != nil {
+		return nil, fmt.Errorf("read upstream's operator settings: %w", err)
+	}
+	s, err := ParseSettings(distributions.Default(), k.Env(), data, upstream)
 	if err != nil {
 		return nil, err
 	}
@@ -71,10 +75,13 @@ func (k *Kind) Gather(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	return in, nil
 }
 
-// OfflineInputs implements release.Offline: the embedded table and the
-// environment, no settings ConfigMap, no CA bundle.
+// OfflineInputs implements release.Offline: the embedded table, the
+// environment and the settings render was given, no CA bundle.
 func (k *Kind) OfflineInputs(cr *llamav1alpha1.LlamaStackDistribution, caps release.Capabilities) (*Inputs, error) {
-	s, err := ParseSettings(distributions.Default(), k.Env(), nil)
+	// Offline, the settings are those render was given (--settings), if any.
+	data, _ := k.SettingsData(context.Background())
+	upstream, _ := k.OperatorConfigMapData(context.Background(), UpstreamConfigMap)
+	s, err := ParseSettings(distributions.Default(), k.Env(), data, upstream)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +97,7 @@ func (k *Kind) inputs(cr *llamav1alpha1.LlamaStackDistribution, s Settings, caps
 		Platform:                p,
 		TrustSources:            trustSourcesFor(cr, p),
 		NetworkPolicyDisabled:   !s.NetworkPolicy,
+		AnyUID:                  s.AnyUID,
 		OperatorNamespace:       k.OperatorNamespace,
 		ProgressDeadlineSeconds: s.ProgressDeadlineSeconds,
 	}}

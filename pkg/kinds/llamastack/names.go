@@ -35,6 +35,7 @@ func chartNames(cr string) map[string]string {
 		"NetworkPolicy":           naming.ChildName(cr, "-network-policy"),
 		"PodDisruptionBudget":     naming.ChildName(cr, "-pdb"),
 		"Route":                   naming.ChildName(cr, "-route"),
+		"RoleBinding":             naming.ChildName(cr, "-rb"),
 		"ServiceMonitor":          naming.ChildName(cr, "-monitor"),
 	}
 }

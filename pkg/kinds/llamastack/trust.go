@@ -71,6 +71,10 @@ func (k *Kind) Cleanup(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribu
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
 }
 
+// SharedConfigMaps implements release.ConfigMapReader: the operator's
+// settings and upstream's operator ConfigMap, read by every CR.
+func (k *Kind) SharedConfigMaps() []string { return k.SharedConfigMapsWith(UpstreamConfigMap) }
+
 // ConfigMapRefs implements release.ConfigMapReader: the ConfigMaps a CR
 // reads, as "namespace/name"; a change to any of them reconciles the CR.
 func (*Kind) ConfigMapRefs(cr *llamav1alpha1.LlamaStackDistribution) []string {

@@ -83,6 +83,8 @@ type valuesInputs struct {
 	TrustSources trustSources
 	// NetworkPolicyDisabled turns the NetworkPolicy off (an operator setting).
 	NetworkPolicyDisabled bool
+	// AnyUID binds the servers to OpenShift's anyuid SCC (an operator setting).
+	AnyUID bool
 	// OperatorNamespace is allowed through the NetworkPolicy.
 	OperatorNamespace string
 	// ClaimedStorage is the size the existing PVC requests, nil when there is
@@ -118,6 +120,7 @@ type chartValues struct {
 	RunConfig                     string                            `json:"runConfig,omitempty"`
 	PodAnnotations                map[string]string                 `json:"podAnnotations,omitempty"`
 	NetworkPolicy                 NetworkPolicy                     `json:"networkPolicy"`
+	AnyUID                        AnyUID                            `json:"anyuid"`
 	Expose                        Expose                            `json:"expose"`
 	CapabilityValues              CapabilityValues                  `json:"capabilities"`
 	Trust                         TrustValues                       `json:"trust"`
@@ -181,6 +184,11 @@ type NetworkPolicy struct {
 	AllowAllNamespaces          bool                `json:"allowAllNamespaces,omitempty"`
 	AllowedNamespaceLabels      []string            `json:"allowedNamespaceLabels,omitempty"`
 	AllowedNamespaceMatchLabels []map[string]string `json:"allowedNamespaceMatchLabels,omitempty"`
+}
+
+// AnyUID values: the anyuid SCC binding, on OpenShift only.
+type AnyUID struct {
+	Enabled bool `json:"enabled"`
 }
 
 // Expose values.
@@ -426,6 +434,7 @@ func runConfiguration(v *chartValues, cr *llamav1alpha1.LlamaStackDistribution, 
 
 func network(v *chartValues, n *llamav1alpha1.NetworkSpec, in valuesInputs) {
 	v.NetworkPolicy = NetworkPolicy{Enabled: !in.NetworkPolicyDisabled, OperatorNamespace: in.OperatorNamespace}
+	v.AnyUID = AnyUID{Enabled: in.AnyUID && in.Platform.OpenShift}
 	if n == nil {
 		return
 	}

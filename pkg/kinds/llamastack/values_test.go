@@ -344,3 +344,15 @@ func TestAllowedFromEntriesThatMatchNothingAreLeftOut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, NetworkPolicy{Enabled: true}, v.NetworkPolicy)
 }
+
+// The anyuid binding is rendered only when the setting is on and the cluster
+// is OpenShift (where the SCC and its ClusterRole exist).
+func TestAnyUIDOnlyOnOpenShift(t *testing.T) {
+	for _, tc := range []struct {
+		setting, openshift, want bool
+	}{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, false}} {
+		v, err := translate(cr(nil), valuesInputs{Distributions: table, AnyUID: tc.setting, Platform: cluster{OpenShift: tc.openshift}})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, v.AnyUID.Enabled, "setting %t, OpenShift %t", tc.setting, tc.openshift)
+	}
+}
