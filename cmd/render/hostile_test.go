@@ -279,7 +279,7 @@ func llsdBenign(l leaf) []any {
 	case quantityType:
 		return []any{"1Gi"}
 	}
-	return []any{"x", "/x", "sqlite", "remote::x"}
+	return []any{"x", "/x", "sqlite", "remote::x", "0.7.1"}
 }
 
 // withSiblings fills the fields Kubernetes requires next to a leaf, so that
@@ -332,6 +332,7 @@ func TestHostileStrings(t *testing.T) {
 			"spec.server.containerSpec.env.[].value", "spec.server.containerSpec.command.[]", "spec.server.containerSpec.args.[]",
 			"spec.server.storage.mountPath", "spec.network.allowedFrom.namespaces.[]", "spec.network.allowedFrom.labels.[]",
 			"spec.server.podOverrides.volumes.[].name", "spec.server.containerSpec.resources.limits.{}(key)",
+			"spec.server.config.serverVersion",
 		},
 	}, {
 		name: "TrustyAIService", chart: "trustyai-service",

@@ -125,7 +125,7 @@ images' own entrypoints name their built-in distribution, which wins over
 LLAMA_STACK_CONFIG. The server's module moved between releases, so the
 installed llama_stack's version picks the command: before 0.2.17 the
 distribution module with --config, before 0.3.0 the core module with the path,
-from 0.3.0 uvicorn on the app factory (which reads LLAMA_STACK_CONFIG) with
+from 0.3.0 uvicorn on the app factory (which reads LLAMA_STACK_CONFIG; so still at 0.7.1) with
 the port and workers. An unreadable version starts the newest way.
 */}}
 {{- define "llsd.startWithConfig" -}}

@@ -417,7 +417,7 @@ func runConfiguration(v *chartValues, cr *llamav1alpha1.LlamaStackDistribution, 
 		if name == "" {
 			name = image
 		}
-		out, err := runconfig.Render(server.Config, runconfig.Options{ImageName: name, Port: v.Container.Port})
+		out, err := runconfig.Render(server.Config, runconfig.Options{ImageName: name, Image: image, Port: v.Container.Port})
 		var f *status.Failure
 		if errors.As(err, &f) {
 			return f

@@ -17,34 +17,50 @@ import (
 // substitutes when it reads the file. The server port is not set here:
 // spec.server.containerSpec.port is written to run.yaml's server.port.
 type ServerConfig struct {
+	// ServerVersion is the llama-stack version of the server this configuration
+	// is written for, e.g. 0.2.23 or 0.7.1: it chooses the run.yaml layout
+	// (before 0.3: metadata_store and inference_store at the top level; from
+	// 0.3: storage backends and stores, registered_resources). When unset, the
+	// version is read from the distribution image's tag (a name resolves to its
+	// image); a tag that is not a version (latest, a digest) gives the newest
+	// layout. Set it when the tag does not say the server's version.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^v?(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})(\.(0|[1-9][0-9]{0,3}))?$`
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
+
 	// Providers configures the providers of each API (run.yaml providers).
 	// The APIs the server serves (run.yaml apis) are the APIs that have providers.
 	// +optional
 	Providers *Providers `json:"providers,omitempty"`
 
-	// Models registered at startup (run.yaml models). Each model is served by an
-	// inference provider.
+	// Models registered at startup (run.yaml models; registered_resources.models
+	// from 0.3). Each model is served by an inference provider.
 	// +listType=map
 	// +listMapKey=modelId
 	// +kubebuilder:validation:MaxItems=256
 	// +optional
 	Models []Model `json:"models,omitempty"`
 
-	// Shields registered at startup (run.yaml shields), served by safety providers.
+	// Shields registered at startup (run.yaml shields; registered_resources.shields
+	// from 0.3), served by safety providers.
 	// +listType=map
 	// +listMapKey=shieldId
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	Shields []Shield `json:"shields,omitempty"`
 
-	// VectorDBs registered at startup (run.yaml vector_dbs), served by vectorIO providers.
+	// VectorDBs registered at startup (run.yaml vector_dbs; from 0.3
+	// registered_resources.vector_stores), served by vectorIO providers.
 	// +listType=map
 	// +listMapKey=vectorDBId
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	VectorDBs []VectorDB `json:"vectorDBs,omitempty"`
 
-	// ToolGroups registered at startup (run.yaml tool_groups), served by toolRuntime providers.
+	// ToolGroups registered at startup (run.yaml tool_groups; registered_resources.tool_groups
+	// from 0.3), served by toolRuntime providers; servers before 0.7 (0.7
+	// registers the built-in tool groups of its toolRuntime providers itself).
 	// +listType=map
 	// +listMapKey=toolGroupId
 	// +kubebuilder:validation:MaxItems=64
@@ -52,12 +68,17 @@ type ServerConfig struct {
 	ToolGroups []ToolGroup `json:"toolGroups,omitempty"`
 
 	// MetadataStore is the key-value store of the distribution registry
-	// (run.yaml metadata_store); llama-stack uses a SQLite file when unset.
+	// (run.yaml metadata_store). From 0.3 it is the storage backend kv_default
+	// (storage.backends.kv_default, the registry in storage.stores.metadata),
+	// which provider configs reference by that name. A SQLite file when unset.
 	// +optional
 	MetadataStore *KVStore `json:"metadataStore,omitempty"`
 
 	// InferenceStore is the SQL store of the inference API's chat completions
-	// (run.yaml inference_store); llama-stack uses a SQLite file when unset.
+	// (run.yaml inference_store). From 0.3 it is the storage backend sql_default
+	// (storage.backends.sql_default, used by storage.stores.inference and
+	// conversations), which provider configs reference by that name. A SQLite
+	// file when unset.
 	// +optional
 	InferenceStore *SQLStore `json:"inferenceStore,omitempty"`
 
@@ -102,14 +123,24 @@ type Providers struct {
 	// +optional
 	Safety []Provider `json:"safety,omitempty"`
 
-	// Agents providers (run.yaml providers.agents), e.g. inline::meta-reference.
+	// Agents providers (run.yaml providers.agents), e.g. inline::meta-reference;
+	// servers before 0.7 (0.7 renamed the API responses).
 	// +listType=map
 	// +listMapKey=providerId
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Agents []Provider `json:"agents,omitempty"`
 
-	// Telemetry providers (run.yaml providers.telemetry), e.g. inline::meta-reference.
+	// Responses providers (run.yaml providers.responses), e.g. inline::builtin;
+	// servers from 0.7, where they replace agents.
+	// +listType=map
+	// +listMapKey=providerId
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Responses []Provider `json:"responses,omitempty"`
+
+	// Telemetry providers (run.yaml providers.telemetry), e.g. inline::meta-reference;
+	// servers before 0.4 (later servers have no telemetry API).
 	// +listType=map
 	// +listMapKey=providerId
 	// +kubebuilder:validation:MaxItems=32
@@ -152,7 +183,7 @@ type Providers struct {
 	// +optional
 	Files []Provider `json:"files,omitempty"`
 
-	// PostTraining providers (run.yaml providers.post_training).
+	// PostTraining providers (run.yaml providers.post_training); servers before 0.7.
 	// +listType=map
 	// +listMapKey=providerId
 	// +kubebuilder:validation:MaxItems=32
@@ -160,7 +191,7 @@ type Providers struct {
 	PostTraining []Provider `json:"postTraining,omitempty"`
 
 	// Batches providers (run.yaml providers.batches), e.g. inline::reference;
-	// only for server versions that have the batches API.
+	// servers from 0.2.17.
 	// +listType=map
 	// +listMapKey=providerId
 	// +kubebuilder:validation:MaxItems=32
@@ -339,7 +370,8 @@ type KVStore struct {
 	// Type is the backend: sqlite, postgres, redis or mongodb.
 	Type KVStoreType `json:"type"`
 
-	// Namespace prefixes every key (all backends).
+	// Namespace prefixes every key (all backends). From 0.3 it is the
+	// registry's namespace, storage.stores.metadata.namespace (registry when unset).
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 

@@ -477,6 +477,13 @@ func (in *Providers) DeepCopyInto(out *Providers) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Responses != nil {
+		in, out := &in.Responses, &out.Responses
+		*out = make([]Provider, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Telemetry != nil {
 		in, out := &in.Telemetry, &out.Telemetry
 		*out = make([]Provider, len(*in))

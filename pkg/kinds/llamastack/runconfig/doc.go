@@ -13,12 +13,14 @@
 //
 // # Versioning
 //
-// The CR types are stable; run.yaml is not. Each run.yaml layout the operator
-// can write is a Schema with its own emitter (v2.go: SchemaV2, llama-stack
-// 0.2.x, `version: 2`). A later layout (llama-stack 0.3 moved metadata_store
-// and inference_store under `storage:`, still at version 2) gets a new Schema
-// and emitter beside it, chosen through Options.Schema; validation of the CR
-// (validate.go) and the overrides merge are shared by all of them.
+// The CR types are stable; run.yaml is not. Each run.yaml layout is a Schema
+// with its own emitter: SchemaV2 (v2.go, llama-stack before 0.3) and
+// SchemaStorage (storage.go, 0.3 to 0.7.1: storage backends and stores,
+// registered_resources, distro_name from 0.5), both `version: 2`. TargetFor
+// picks the server version: spec.server.config.serverVersion, else the
+// image tag, else Newest. Fields a version does not read are refused
+// (compat.go); validation of the CR (validate.go) and the overrides merge are
+// shared by all layouts.
 //
 // # Errors
 //

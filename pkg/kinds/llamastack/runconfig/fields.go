@@ -49,6 +49,7 @@ func providerAPIs(p *v1alpha1.Providers) []apiProviders {
 		{"vector_io", "vectorIO", p.VectorIO},
 		{"safety", "safety", p.Safety},
 		{"agents", "agents", p.Agents},
+		{"responses", "responses", p.Responses},
 		{"telemetry", "telemetry", p.Telemetry},
 		{"tool_runtime", "toolRuntime", p.ToolRuntime},
 		{"eval", "eval", p.Eval},

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -19,8 +21,15 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // samplePath is the example CR using spec.server.config.
 const samplePath = "../../../../config/samples/llamastack_v1alpha1_llamastackdistribution_config.yaml"
 
+// goldenTargets are the server versions every golden case is rendered for:
+// the 0.2 layout, the first storage layout (image_name, telemetry) and the
+// newest (distro_name, responses).
+var goldenTargets = []string{"0.2.23", "0.3.0", "0.7.1"}
+
 // TestGolden renders each testdata/<case>.input.yaml (the contents of
-// spec.server.config) and compares it with testdata/<case>.golden.yaml.
+// spec.server.config) for the image starter:<version> of each goldenTargets
+// and compares it with testdata/<case>.v<version>.golden.yaml; a config the
+// version cannot read is refused, and the golden file holds the error.
 // go test ./pkg/kinds/llamastack/runconfig -update rewrites the golden files.
 func TestGolden(t *testing.T) {
 	inputs, err := filepath.Glob(filepath.Join("testdata", "*.input.yaml"))
@@ -28,17 +37,26 @@ func TestGolden(t *testing.T) {
 	require.NotEmpty(t, inputs)
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".input.yaml")
-		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(in)
-			require.NoError(t, err)
-			out, err := Render(parseConfig(t, string(src)), Options{ImageName: "starter", Port: 8321})
-			require.NoError(t, err)
-			compareGolden(t, filepath.Join("testdata", name+".golden.yaml"), out)
-		})
+		src, err := os.ReadFile(in)
+		require.NoError(t, err)
+		for _, version := range goldenTargets {
+			t.Run(name+"@"+version, func(t *testing.T) {
+				out, err := Render(parseConfig(t, string(src)), Options{
+					ImageName: "starter", Image: "docker.io/llamastack/distribution-starter:" + version, Port: 8321,
+				})
+				if err != nil {
+					var f *status.Failure
+					require.ErrorAs(t, err, &f, "only field errors are expected")
+					out = []byte("error: " + f.Error() + "\n")
+				}
+				compareGolden(t, filepath.Join("testdata", name+".v"+version+".golden.yaml"), out)
+			})
+		}
 	}
 }
 
-// TestGoldenSample renders the sample CR, so that the sample stays valid.
+// TestGoldenSample renders the sample CR for its distribution's image, so
+// that the sample stays valid for the server it starts.
 func TestGoldenSample(t *testing.T) {
 	src, err := os.ReadFile(samplePath)
 	require.NoError(t, err)
@@ -57,8 +75,11 @@ func TestGoldenSample(t *testing.T) {
 	}
 	require.NoError(t, yaml.Unmarshal(src, &cr))
 	require.NotNil(t, cr.Spec.Server.Config, "the sample sets spec.server.config")
+	image, err := distributions.Default().Image(cr.Spec.Server.Distribution.Name)
+	require.NoError(t, err)
 	out, err := Render(cr.Spec.Server.Config, Options{
 		ImageName: cr.Spec.Server.Distribution.Name,
+		Image:     image,
 		Port:      cr.Spec.Server.ContainerSpec.Port,
 	})
 	require.NoError(t, err)

@@ -42,4 +42,12 @@ func ollama() *v1alpha1.ServerConfig {
 	}
 }
 
-var defaultOpts = Options{ImageName: "starter", Port: 8321}
+// Images whose tags choose each layout.
+const (
+	imageV2      = "docker.io/llamastack/distribution-starter:0.2.23"
+	imageV3      = "docker.io/llamastack/distribution-starter:0.3.0"
+	imageCurrent = "docker.io/llamastack/distribution-starter:0.7.1"
+)
+
+// defaultOpts render the 0.2 layout, which most mapping tests spell out.
+var defaultOpts = Options{ImageName: "starter", Image: imageV2, Port: 8321}

@@ -11,25 +11,31 @@ import (
 type Schema string
 
 const (
-	// SchemaV2 is the run.yaml of llama-stack 0.2.x: version 2, top-level
-	// metadata_store and inference_store, telemetry as a provider API.
+	// SchemaV2 is the run.yaml of llama-stack before 0.3: version 2,
+	// top-level metadata_store and inference_store, models, shields,
+	// vector_dbs and tool_groups.
 	SchemaV2 Schema = "v2"
 
-	// DefaultSchema is the layout written when Options.Schema is empty; it
-	// matches the server images of the distribution table.
-	DefaultSchema = SchemaV2
+	// SchemaStorage is the run.yaml of llama-stack 0.3 and later, still
+	// version 2: a storage section (backends, and stores referencing them)
+	// and registered_resources.
+	SchemaStorage Schema = "storage"
 )
 
-// SchemaVersion is the run.yaml `version:` that DefaultSchema writes
-// (llama-stack's LLAMA_STACK_RUN_CONFIG_VERSION).
+// SchemaVersion is the run.yaml `version:` both layouts write
+// (llama-stack's LLAMA_STACK_RUN_CONFIG_VERSION, 2 from 0.2 to 0.7).
 const SchemaVersion = 2
 
 // Options are what rendering needs besides spec.server.config.
 type Options struct {
-	// ImageName is run.yaml image_name: the distribution name
-	// (spec.server.distribution.name), or the image when it is given directly.
-	// Required.
+	// ImageName is run.yaml image_name (distro_name from llama-stack 0.5):
+	// the distribution name (spec.server.distribution.name), or the image
+	// when it is given directly. Required.
 	ImageName string
+
+	// Image is the server's container image. When spec.server.config.serverVersion
+	// is unset, its tag chooses the server version, and so the layout (see TargetFor).
+	Image string
 
 	// Port is run.yaml server.port: spec.server.containerSpec.port;
 	// v1alpha1.DefaultServerPort when 0. It wins over overrides.
@@ -38,25 +44,24 @@ type Options struct {
 	// APIs, when not empty, is run.yaml apis as given. When empty, apis lists
 	// the APIs that have providers, sorted (after overrides are merged).
 	APIs []string
-
-	// Schema selects the run.yaml layout; DefaultSchema when empty.
-	Schema Schema
 }
 
 // layout is how one Schema is written.
 type layout struct {
-	// emit writes the document from a validated config.
-	emit func(cfg *v1alpha1.ServerConfig, opts Options) (*object, error)
+	// emit writes the document from a validated config for a server version.
+	emit func(cfg *v1alpha1.ServerConfig, opts Options, v Version) (*object, error)
 	// shape orders the keys of the final document, overrides merged.
 	shape *shape
 }
 
 var layouts = map[Schema]layout{
-	SchemaV2: {emit: emitV2, shape: shapeV2},
+	SchemaV2:      {emit: emitV2, shape: shapeV2},
+	SchemaStorage: {emit: emitStorage, shape: shapeStorage},
 }
 
-// Render validates cfg and renders it as run.yaml. Errors the user can fix
-// in the CR are *status.Failure. The output is deterministic.
+// Render validates cfg and renders it as the run.yaml of the server version
+// TargetFor chooses. Errors the user can fix in the CR are *status.Failure.
+// The output is deterministic.
 func Render(cfg *v1alpha1.ServerConfig, opts Options) ([]byte, error) {
 	if cfg == nil {
 		return nil, errors.New("runconfig: no config to render")
@@ -67,22 +72,29 @@ func Render(cfg *v1alpha1.ServerConfig, opts Options) ([]byte, error) {
 	if opts.Port == 0 {
 		opts.Port = v1alpha1.DefaultServerPort
 	}
-	if opts.Schema == "" {
-		opts.Schema = DefaultSchema
+	target, err := TargetFor(cfg.ServerVersion, opts.Image)
+	if err != nil {
+		return nil, err
 	}
-	lay, ok := layouts[opts.Schema]
+	lay, ok := layouts[target.Version.Schema()]
 	if !ok {
-		return nil, fmt.Errorf("runconfig: unknown run.yaml schema %q", opts.Schema)
+		return nil, fmt.Errorf("runconfig: no run.yaml layout for llama-stack %s", target.Version)
 	}
 
 	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkVersion(cfg, target); err != nil {
 		return nil, err
 	}
 	overrides, err := parseOverrides(cfg.Overrides)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := lay.emit(cfg, opts)
+	if err := checkOverrideKeys(overrides, target); err != nil {
+		return nil, err
+	}
+	doc, err := lay.emit(cfg, opts, target.Version)
 	if err != nil {
 		return nil, err
 	}

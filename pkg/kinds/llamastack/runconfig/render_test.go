@@ -28,7 +28,7 @@ func TestRenderMapping(t *testing.T) {
 	}{{
 		name: "one provider: apis derived, server port from options",
 		cfg:  func(*testing.T) *v1alpha1.ServerConfig { return ollama() },
-		opts: Options{ImageName: "starter", Port: 9000},
+		opts: Options{ImageName: "starter", Image: imageV2, Port: 9000},
 		want: `version: 2
 image_name: starter
 apis:
@@ -39,9 +39,9 @@ apis:
 	}, {
 		name: "port defaults to 8321; image name as given",
 		cfg:  func(*testing.T) *v1alpha1.ServerConfig { return ollama() },
-		opts: Options{ImageName: "quay.io/me/llama:1"},
+		opts: Options{ImageName: "quay.io/me/llama:0.2.1", Image: "quay.io/me/llama:0.2.1"},
 		want: `version: 2
-image_name: quay.io/me/llama:1
+image_name: quay.io/me/llama:0.2.1
 apis:
   - inference
 ` + ollamaProviders + `server:
@@ -50,7 +50,7 @@ apis:
 	}, {
 		name: "explicit apis kept in the given order",
 		cfg:  func(*testing.T) *v1alpha1.ServerConfig { return ollama() },
-		opts: Options{ImageName: "starter", APIs: []string{"inference", "agents"}},
+		opts: Options{ImageName: "starter", Image: imageV2, APIs: []string{"inference", "agents"}},
 		want: `version: 2
 image_name: starter
 apis:
@@ -332,7 +332,7 @@ server:
 	}, {
 		name:      "explicit option apis are not re-derived after the merge",
 		overrides: `{"providers":{"safety":[{"provider_id":"g","provider_type":"inline::llama-guard"}]}}`,
-		opts:      Options{ImageName: "starter", APIs: []string{"inference"}},
+		opts:      Options{ImageName: "starter", Image: imageV2, APIs: []string{"inference"}},
 		want: `version: 2
 image_name: starter
 apis:
@@ -424,23 +424,7 @@ func TestRenderOperatorErrors(t *testing.T) {
 	_, err = Render(ollama(), Options{Port: 8321})
 	require.EqualError(t, err, "runconfig: Options.ImageName is required")
 
-	_, err = Render(ollama(), Options{ImageName: "starter", Schema: "v9"})
-	require.EqualError(t, err, `runconfig: unknown run.yaml schema "v9"`)
-
-	for _, err := range []error{
-		func() error { _, err := Render(nil, defaultOpts); return err }(),
-		func() error { _, err := Render(ollama(), Options{ImageName: "starter", Schema: "v9"}); return err }(),
-	} {
-		var fe *status.Failure
-		assert.NotErrorAs(t, err, &fe, "operator errors are not field errors")
-	}
-}
-
-func TestRenderSchemaV2IsDefault(t *testing.T) {
-	a, err := Render(ollama(), Options{ImageName: "starter"})
-	require.NoError(t, err)
-	b, err := Render(ollama(), Options{ImageName: "starter", Schema: SchemaV2})
-	require.NoError(t, err)
-	assert.Equal(t, string(a), string(b))
-	assert.Contains(t, string(a), "version: 2\n")
+	_, err = Render(nil, defaultOpts)
+	var fe *status.Failure
+	assert.NotErrorAs(t, err, &fe, "operator errors are not field errors")
 }

@@ -35,9 +35,9 @@ var shapeV2 = &shape{
 }
 
 // emitV2 writes the run.yaml of SchemaV2, llama-stack 0.2.x (StackRunConfig
-// in llama_stack/core/datatypes.py, version 2). Keys follow that file's order;
+// in llama_stack/core/datatypes.py at v0.2.23, version 2). Keys follow that file's order;
 // empty sections are left out.
-func emitV2(cfg *v1alpha1.ServerConfig, opts Options) (*object, error) {
+func emitV2(cfg *v1alpha1.ServerConfig, opts Options, _ Version) (*object, error) {
 	doc := newObject()
 	doc.set("version", int64(SchemaVersion))
 	doc.set("image_name", opts.ImageName)
