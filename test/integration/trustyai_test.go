@@ -627,6 +627,26 @@ func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(get(operatorNamespace, "trustyai-service-operator-config", cm)), "the operator never writes upstream's ConfigMap")
 }
 
+// Upstream's db-migration annotation is read as upstream reads it (its
+// change reconciles the CR, which renders the Deployment from the spec) and,
+// unlike upstream, never removed: the operator writes no user's metadata.
+func TestTrustyAIServiceKeepsTheDBMigrationAnnotation(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	cr := newTAS(ns, "migrating")
+	cr.Annotations = map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}
+	require.NoError(t, k8s.Create(ctx, cr))
+	waitTAS(t, ns, "migrating", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	time.Sleep(3 * reconcilePeriod)
+	require.NoError(t, get(ns, "migrating", cr))
+	assert.Equal(t, map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}, cr.Annotations)
+	for _, m := range cr.ManagedFields {
+		if m.Manager != "integration.test" && m.FieldsV1 != nil {
+			assert.NotContains(t, string(m.FieldsV1.Raw), "f:annotations", "%s %s: the operator writes no annotation of the CR", m.Manager, m.Operation)
+		}
+	}
+}
+
 // KServe uninstalled while a service had wired its InferenceServices: the
 // CRD (and with it every InferenceService) is gone, and deleting the service
 // still finishes (upstream #218, #62: CRs stuck on the finalizer).

@@ -288,3 +288,21 @@ func TestRecheck(t *testing.T) {
 	cr.Status.Conditions = append(cr.Status.Conditions, metav1.Condition{Type: TypeInferenceServicesPresent, Status: metav1.ConditionFalse, Reason: ReasonRevertedByAnother})
 	assert.Equal(t, wiringWindow, k.Recheck(cr), "the write budget's window, while another controller reverts the wiring")
 }
+
+// Upstream's db-migration annotation asks for what every reconcile does
+// here: the migration comes from the spec, and the annotation changes no
+// rendered byte (nor is it removed: nothing writes a user's metadata).
+func TestDBMigrationAnnotationChangesNothing(t *testing.T) {
+	migrating := func(cr *trustyv1.TrustyAIService) {
+		cr.Spec.Storage.Format = trustyv1.StorageDatabase
+		cr.Spec.Storage.DatabaseConfigurations = "db-credentials"
+	}
+	plain := render1(t, sample(t, migrating), release.NewCapabilities(), "")
+	annotated := sample(t, func(cr *trustyv1.TrustyAIService) {
+		migrating(cr)
+		cr.Annotations = map[string]string{AnnotationDBMigration: "true"}
+	})
+	assert.Equal(t, plain, render1(t, annotated, release.NewCapabilities(), ""))
+	assert.Contains(t, plain, "DATABASE_ATTEMPT_MIGRATION", "the spec alone makes it a migration: the claim stays mounted")
+	assert.Equal(t, map[string]string{AnnotationDBMigration: "true"}, annotated.Annotations, "rendering leaves the annotation")
+}
