@@ -266,3 +266,77 @@ func TestTrustyAIChartOnePodWithAClaim(t *testing.T) {
 		})
 	}
 }
+
+// The ServiceMonitor scrapes /q/metrics where the service serves it: its TLS
+// endpoint (the Service's https port, 443 -> 4443), verified against the CA
+// of whoever issues <name>-internal, for the name <name>.<namespace>.svc.
+// Port 8080 serves the health probes alone. Without a certificate there is
+// nothing to scrape, and no ServiceMonitor.
+func TestTrustyAIServiceMonitorScrapesTheTLSEndpoint(t *testing.T) {
+	type endpoint struct {
+		Port, Scheme, Path string
+		TLSConfig          struct {
+			ServerName string `json:"serverName"`
+			CA         struct {
+				ConfigMap *corev1.ConfigMapKeySelector `json:"configMap"`
+				Secret    *corev1.SecretKeySelector    `json:"secret"`
+			} `json:"ca"`
+		} `json:"tlsConfig"`
+	}
+	monitorOf := func(out string) *endpoint {
+		for _, doc := range guard.Documents(out) {
+			if strings.Contains(doc, "\nkind: ServiceMonitor\n") {
+				var sm struct {
+					Spec struct{ Endpoints []endpoint } `json:"spec"`
+				}
+				require.NoError(t, yaml.Unmarshal([]byte(doc), &sm))
+				require.Len(t, sm.Spec.Endpoints, 1)
+				return &sm.Spec.Endpoints[0]
+			}
+		}
+		return nil
+	}
+	servicePorts := func(out string) map[string]string {
+		ports := map[string]string{}
+		for _, doc := range guard.Documents(out) {
+			if strings.Contains(doc, "\nkind: Service\n") {
+				svc := &corev1.Service{}
+				require.NoError(t, yaml.Unmarshal([]byte(doc), svc))
+				if svc.Name != "tas" {
+					continue
+				}
+				for _, p := range svc.Spec.Ports {
+					ports[p.Name] = p.TargetPort.String()
+				}
+			}
+		}
+		return ports
+	}
+	const monitoring = "monitoring.coreos.com/v1/ServiceMonitor"
+
+	openshift := renderTAS(t, nil, monitoring, "security.openshift.io/v1/SecurityContextConstraints")
+	ep := monitorOf(openshift)
+	require.NotNil(t, ep)
+	assert.Equal(t, "https", ep.Port)
+	assert.Equal(t, "4443", servicePorts(openshift)[ep.Port], "the port is the service's TLS endpoint")
+	assert.Equal(t, "https", ep.Scheme)
+	assert.Equal(t, "/q/metrics", ep.Path)
+	assert.Equal(t, "tas.team-a.svc", ep.TLSConfig.ServerName, "the name the serving certificate is for")
+	require.NotNil(t, ep.TLSConfig.CA.ConfigMap)
+	assert.Equal(t, "openshift-service-ca.crt", ep.TLSConfig.CA.ConfigMap.Name)
+	assert.Equal(t, "service-ca.crt", ep.TLSConfig.CA.ConfigMap.Key)
+
+	certManager := renderTAS(t, nil, monitoring, "cert-manager.io/v1/Certificate")
+	ep = monitorOf(certManager)
+	require.NotNil(t, ep)
+	assert.Equal(t, "https", ep.Scheme)
+	assert.Equal(t, "4443", servicePorts(certManager)[ep.Port])
+	require.NotNil(t, ep.TLSConfig.CA.Secret)
+	assert.Equal(t, "tas-internal", ep.TLSConfig.CA.Secret.Name, "cert-manager writes the issuer's CA beside the certificate")
+	assert.Equal(t, "ca.crt", ep.TLSConfig.CA.Secret.Key)
+	assert.Contains(t, certManager, "\"tas.team-a.svc\"", "the Certificate covers the server name")
+
+	plain := renderTAS(t, nil, monitoring)
+	assert.Nil(t, monitorOf(plain), "no certificate: no endpoint serves the metrics to a scraper")
+	assert.NotContains(t, servicePorts(plain), "https")
+}

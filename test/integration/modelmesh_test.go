@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,10 +83,11 @@ func wiringOwner(d *appsv1.Deployment) bool {
 
 // ModelMesh Deployments of the namespace, there before the service or made
 // later (the labelled watch), send their payloads to it: the processor
-// appended once to MM_PAYLOAD_PROCESSORS by server-side apply. A variable
-// another manager owns is not forced. A second service in the namespace does
-// not fight the first; it takes over when the first is deleted, and the
-// last one's deletion gives back every field the wiring applied.
+// applied to MM_PAYLOAD_PROCESSORS by server-side apply, or appended once to
+// the list another manager set. A second service in the namespace does not
+// fight the first; it takes over when the first is deleted, and the last
+// one's deletion gives back every field the wiring applied and takes its URL
+// out of the other's list.
 func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -98,19 +100,10 @@ func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
 	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
 	waitProcessors(t, ns, "modelmesh-serving-ovms", url)
-	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "FieldOwnedElsewhere")
-	msg := tasCondition(cr, "InferenceServicesPresent").Message
-	assert.Contains(t, msg, "ModelMesh Deployment modelmesh-serving-taken")
-	assert.Contains(t, msg, "model-serving-config", "the message says where the processor goes instead")
-	assert.Equal(t, "http://elsewhere", processorsOf(t, ns, "modelmesh-serving-taken"), "another manager's variable is not forced")
+	waitProcessors(t, ns, "modelmesh-serving-taken", "http://elsewhere "+url)
+	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
+	assert.Contains(t, tasCondition(cr, "InferenceServicesPresent").Message, "ModelMesh Deployment modelmesh-serving-taken: the service's URL is appended to the MM_PAYLOAD_PROCESSORS that another manager set")
 	assert.Equal(t, "-", processorsOf(t, ns, "plain"), "a Deployment without ModelMesh's label is not touched")
-
-	// The other manager adds the processor itself: found, and co-owned.
-	taken := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "modelmesh-serving-taken", taken))
-	taken.Spec.Template.Spec.Containers[1].Env[0].Value = "http://elsewhere " + url
-	require.NoError(t, k8s.Update(ctx, taken))
-	waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
 
 	// One made later is wired within seconds, through the watch.
 	start := time.Now()
@@ -139,7 +132,8 @@ func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 	url2 := "http://second." + ns + ".svc/consumer/kserve/v2"
 	waitProcessors(t, ns, "modelmesh-serving-ovms", url2)
 	waitProcessors(t, ns, "modelmesh-serving-later", url2)
-	waitTAS(t, ns, "second", "InferenceServicesPresent", metav1.ConditionFalse, "FieldOwnedElsewhere")
+	waitProcessors(t, ns, "modelmesh-serving-taken", "http://elsewhere "+url2)
+	waitTAS(t, ns, "second", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
 
 	// The last deleted: what the wiring applied is given back.
 	require.NoError(t, get(ns, "second", second))
@@ -152,7 +146,100 @@ func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 		assert.False(t, wiringOwner(d), "%s: nothing the wiring applied stays", name)
 		assert.Equal(t, "kserve/modelmesh", d.Spec.Template.Spec.Containers[1].Image, "the owner's fields stay")
 	}
-	assert.Equal(t, "http://elsewhere "+url, processorsOf(t, ns, "modelmesh-serving-taken"), "another manager's value stays as that manager set it")
+	assert.Equal(t, "http://elsewhere", processorsOf(t, ns, "modelmesh-serving-taken"), "another manager's value stays as that manager set it")
+}
+
+// Another manager's MM_PAYLOAD_PROCESSORS (kubectl apply, ModelMesh's
+// controller) keeps its value, byte for byte: the URL is appended once by a
+// patch of that value alone, nothing is written again, and deleting the
+// service takes the URL out and leaves the rest as it was. Where the wiring
+// applied the variable first and another manager then set its value, giving
+// back the wiring's fields keeps the entry and that value.
+func TestTrustyAIServiceModelMeshAppendsToAnothersList(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	const theirs = "http://elsewhere.example  http://audit.example/v2"
+	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-theirs", corev1.EnvVar{Name: "OTHER", Value: "1"}, corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: theirs}), client.FieldOwner("kubectl-client-side-apply")))
+	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-later-theirs")))
+
+	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
+	waitProcessors(t, ns, "modelmesh-serving-theirs", theirs+" "+url)
+	waitProcessors(t, ns, "modelmesh-serving-later-theirs", url)
+	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
+	assert.Contains(t, tasCondition(cr, "InferenceServicesPresent").Message, "appended to the MM_PAYLOAD_PROCESSORS that another manager set")
+	eventually(t, "the event says the URL was appended", func() error {
+		list := &corev1.EventList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == "InferenceServiceConfigured" && strings.Contains(e.Message, `appended to the MM_PAYLOAD_PROCESSORS that "kubectl-client-side-apply" set`) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no such event among %d", len(list.Items))
+	})
+
+	d := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "modelmesh-serving-theirs", d))
+	assert.Equal(t, "1", d.Spec.Template.Spec.Containers[1].Env[0].Value, "the other variables stay")
+	for _, m := range d.ManagedFields {
+		assert.NotEqual(t, "ai-stack-operator-trustyai", m.Manager, "nothing applied: the variable was edited, and only its value")
+	}
+	rv := d.ResourceVersion
+	time.Sleep(5 * reconcilePeriod)
+	require.NoError(t, get(ns, "modelmesh-serving-theirs", d))
+	assert.Equal(t, rv, d.ResourceVersion, "appended once: not written again")
+
+	// The wiring applied this one's variable; another manager then sets a
+	// value of its own, and the URL is appended to it.
+	later := &appsv1.Deployment{}
+	require.NoError(t, get(ns, "modelmesh-serving-later-theirs", later))
+	later.Spec.Template.Spec.Containers[1].Env[0].Value = "http://x.example"
+	require.NoError(t, k8s.Update(ctx, later, client.FieldOwner("modelmesh-controller")))
+	waitProcessors(t, ns, "modelmesh-serving-later-theirs", "http://x.example "+url)
+
+	require.NoError(t, k8s.Delete(ctx, cr))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	assert.Equal(t, theirs, processorsOf(t, ns, "modelmesh-serving-theirs"), "the other's list as it was, byte for byte")
+	assert.Equal(t, "http://x.example", processorsOf(t, ns, "modelmesh-serving-later-theirs"), "the give-back keeps the entry and the other's value")
+}
+
+// The write budget bounds a fight over another manager's list too: a
+// controller that keeps writing its own value back meets three appends
+// within the window, then RevertedByAnother, and no fourth write.
+func TestTrustyAIServiceModelMeshAppendReverted(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	const theirs = "http://elsewhere.example"
+	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving", corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: theirs}), client.FieldOwner("modelmesh-controller")))
+	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
+	revert := func() {
+		t.Helper()
+		d := &appsv1.Deployment{}
+		require.NoError(t, get(ns, "modelmesh-serving", d))
+		d.Spec.Template.Spec.Containers[1].Env[0].Value = theirs
+		require.NoError(t, k8s.Update(ctx, d, client.FieldOwner("modelmesh-controller")), "the other controller writes its Deployment back")
+	}
+	waitProcessors(t, ns, "modelmesh-serving", theirs+" "+url)
+	for i := 2; i <= 3; i++ {
+		revert()
+		waitProcessors(t, ns, "modelmesh-serving", theirs+" "+url)
+	}
+	revert()
+	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "RevertedByAnother")
+	msg := tasCondition(cr, "InferenceServicesPresent").Message
+	assert.Contains(t, msg, `"modelmesh-controller" removed what the operator applied 3 times`)
+	assert.Contains(t, msg, "model-serving-config", "the message says where the processor goes instead")
+	time.Sleep(5 * reconcilePeriod)
+	assert.Equal(t, theirs, processorsOf(t, ns, "modelmesh-serving"), "the spent budget holds: no fourth write")
+
+	// Deleting the service leaves the other's value alone.
+	require.NoError(t, k8s.Delete(ctx, cr))
+	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	assert.Equal(t, theirs, processorsOf(t, ns, "modelmesh-serving"))
 }
 
 // A controller that reverts the wiring (as ModelMesh's did on a redeploy, and

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -542,7 +543,7 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 			return nil
 		})
 	}
-	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy=quay.io/openshift/origin-kube-rbac-proxy:4.19")
+	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy="+trustyai.DefaultProxyImage)
 
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
@@ -559,7 +560,91 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 	assert.Equal(t, []string{"trustyai-service=mirror.example.com/trustyai@sha256:0123", "kube-rbac-proxy=mirror.example.com/kube-rbac-proxy:v1"}, images(), "nothing running changes")
 
 	require.NoError(t, k8s.Delete(context.Background(), cm))
-	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy=quay.io/openshift/origin-kube-rbac-proxy:4.19")
+	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy="+trustyai.DefaultProxyImage)
+}
+
+// Upstream's ConfigMap trustyai-service-operator-config in the operator's
+// namespace still applies: its images are used when neither our settings key
+// nor a RELATED_IMAGE_ variable names one, and a change to it alone
+// reconciles the services. Our key wins over RELATED_IMAGE_, which wins over
+// upstream's key (upstream's own order).
+func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	require.NoError(t, k8s.Create(ctx, newTAS(ns, "images")))
+	images := func() string {
+		dep := &appsv1.Deployment{}
+		if err := get(ns, "images", dep); err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			out = append(out, c.Name+"="+c.Image)
+		}
+		return strings.Join(out, " ")
+	}
+	waitImages := func(service, proxy string) {
+		t.Helper()
+		want := "trustyai-service=" + service + " kube-rbac-proxy=" + proxy
+		eventually(t, want, func() error {
+			if got := images(); got != want {
+				return fmt.Errorf("images %s", got)
+			}
+			return nil
+		})
+	}
+	waitImages(trustyai.DefaultServiceImage, trustyai.DefaultProxyImage)
+
+	upstream := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "trustyai-service-operator-config"},
+		Data:       map[string]string{"trustyaiServiceImage": "upstream.example.com/trustyai:1", "kube-rbac-proxy": "upstream.example.com/kube-rbac-proxy:1"},
+	}
+	require.NoError(t, k8s.Create(ctx, upstream))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), upstream) })
+	waitImages("upstream.example.com/trustyai:1", "upstream.example.com/kube-rbac-proxy:1")
+
+	// RELATED_IMAGE_ over upstream's key; the operator reads its environment
+	// on each reconcile, which the ConfigMap's next change causes.
+	t.Setenv(trustyai.EnvServiceImage, "env.example.com/trustyai:1")
+	upstream.Data["kServeServerless"] = "enabled"
+	require.NoError(t, k8s.Update(ctx, upstream))
+	waitImages("env.example.com/trustyai:1", "upstream.example.com/kube-rbac-proxy:1")
+
+	// Our settings key over both.
+	ours := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
+		Data:       map[string]string{"trustyaiServiceImage": "ours.example.com/trustyai:1", "kube-rbac-proxy": "ours.example.com/kube-rbac-proxy:1"},
+	}
+	require.NoError(t, k8s.Create(ctx, ours))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), ours) })
+	waitImages("ours.example.com/trustyai:1", "ours.example.com/kube-rbac-proxy:1")
+
+	require.NoError(t, k8s.Delete(ctx, ours))
+	waitImages("env.example.com/trustyai:1", "upstream.example.com/kube-rbac-proxy:1")
+	require.NoError(t, k8s.Delete(ctx, upstream))
+	waitImages("env.example.com/trustyai:1", trustyai.DefaultProxyImage)
+	cm := &corev1.ConfigMap{}
+	assert.True(t, apierrors.IsNotFound(get(operatorNamespace, "trustyai-service-operator-config", cm)), "the operator never writes upstream's ConfigMap")
+}
+
+// Upstream's db-migration annotation is read as upstream reads it (its
+// change reconciles the CR, which renders the Deployment from the spec) and,
+// unlike upstream, never removed: the operator writes no user's metadata.
+func TestTrustyAIServiceKeepsTheDBMigrationAnnotation(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	cr := newTAS(ns, "migrating")
+	cr.Annotations = map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}
+	require.NoError(t, k8s.Create(ctx, cr))
+	waitTAS(t, ns, "migrating", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
+	time.Sleep(3 * reconcilePeriod)
+	require.NoError(t, get(ns, "migrating", cr))
+	assert.Equal(t, map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}, cr.Annotations)
+	for _, m := range cr.ManagedFields {
+		if m.Manager != "integration.test" && m.FieldsV1 != nil {
+			assert.NotContains(t, string(m.FieldsV1.Raw), "f:annotations", "%s %s: the operator writes no annotation of the CR", m.Manager, m.Operation)
+		}
+	}
 }
 
 // KServe uninstalled while a service had wired its InferenceServices: the

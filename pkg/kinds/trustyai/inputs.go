@@ -43,7 +43,11 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 	if err != nil {
 		return nil, fmt.Errorf("read operator settings: %w", err)
 	}
-	s, err := ParseSettings(k.Env(), data)
+	upstream, err := k.OperatorConfigMapData(ctx, UpstreamConfigMap)
+	if err != nil {
+		return nil, fmt.Errorf("read upstream's ConfigMap %s: %w", UpstreamConfigMap, err)
+	}
+	s, err := ParseSettings(k.Env(), data, upstream)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +108,10 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 }
 
 // OfflineInputs implements release.Offline: the default images (and
-// RELATED_IMAGE_ variables), no settings ConfigMap, no CA bundle.
+// RELATED_IMAGE_ variables), no settings ConfigMap (ours or upstream's), no
+// CA bundle.
 func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilities) (*Inputs, error) {
-	s, err := ParseSettings(k.Env(), nil)
+	s, err := ParseSettings(k.Env(), nil, nil)
 	if err != nil {
 		return nil, err
 	}

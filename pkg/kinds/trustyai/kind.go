@@ -135,6 +135,13 @@ func (*Kind) ConfigMapRefs(cr *trustyv1.TrustyAIService) []string {
 	return []string{cr.Namespace + "/" + trust.ODHBundle}
 }
 
+// SharedConfigMaps implements release.ConfigMapReader: the operator's
+// settings and upstream's ConfigMap, both in the operator's namespace; a
+// change to either reconciles every TrustyAIService.
+func (k *Kind) SharedConfigMaps() []string {
+	return k.SharedConfigMapsWith(UpstreamConfigMap)
+}
+
 // Rechecks: what no watch of the operator sees.
 const (
 	// routeRecheck while a router has not admitted the Route.

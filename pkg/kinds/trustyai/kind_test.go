@@ -198,24 +198,24 @@ func TestTranslateRefuses(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	s, err := ParseSettings(nil, nil)
+	s, err := ParseSettings(nil, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, defaults, s)
 	env := []string{EnvServiceImage + "=mirror/tas@sha256:1", EnvProxyImage + "=mirror/proxy:1"}
-	s, err = ParseSettings(env, nil)
+	s, err = ParseSettings(env, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "mirror/tas@sha256:1", s.ServiceImage)
 	assert.Equal(t, "mirror/proxy:1", s.ProxyImage)
-	s, err = ParseSettings(env, map[string]string{KeyServiceImage: " admin/tas:2\n", KeyProxyImage: "admin/proxy:2", KeyCertManagerIssuer: "ClusterIssuer/corp-ca"})
+	s, err = ParseSettings(env, map[string]string{KeyServiceImage: " admin/tas:2\n", KeyProxyImage: "admin/proxy:2", KeyCertManagerIssuer: "ClusterIssuer/corp-ca"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, Settings{ServiceImage: "admin/tas:2", ProxyImage: "admin/proxy:2", IssuerKind: "ClusterIssuer", IssuerName: "corp-ca", Wiring: true}, s)
-	s, err = ParseSettings(nil, map[string]string{KeyWiring: "disabled", KeyServerless: "enabled"})
+	s, err = ParseSettings(nil, map[string]string{KeyWiring: "disabled", KeyServerless: "enabled"}, nil)
 	require.NoError(t, err)
 	assert.False(t, s.Wiring)
 	assert.True(t, s.Serverless)
 	for key, bad := range map[string]string{KeyCertManagerIssuer + "1": "corp-ca", KeyCertManagerIssuer + "2": "Secret/x", KeyCertManagerIssuer + "3": "Issuer/", KeyCertManagerIssuer + "4": "Issuer/a b", KeyWiring: "off", KeyServerless: "yes"} {
 		key = strings.TrimRight(key, "1234")
-		_, err = ParseSettings(nil, map[string]string{key: bad})
+		_, err = ParseSettings(nil, map[string]string{key: bad}, nil)
 		var f *status.Failure
 		require.ErrorAs(t, err, &f, bad)
 		assert.Equal(t, status.ReasonInvalidOperatorSettings, f.Reason)
@@ -287,4 +287,22 @@ func TestRecheck(t *testing.T) {
 	cr.Spec.Storage.Format = trustyv1.StoragePVC
 	cr.Status.Conditions = append(cr.Status.Conditions, metav1.Condition{Type: TypeInferenceServicesPresent, Status: metav1.ConditionFalse, Reason: ReasonRevertedByAnother})
 	assert.Equal(t, wiringWindow, k.Recheck(cr), "the write budget's window, while another controller reverts the wiring")
+}
+
+// Upstream's db-migration annotation asks for what every reconcile does
+// here: the migration comes from the spec, and the annotation changes no
+// rendered byte (nor is it removed: nothing writes a user's metadata).
+func TestDBMigrationAnnotationChangesNothing(t *testing.T) {
+	migrating := func(cr *trustyv1.TrustyAIService) {
+		cr.Spec.Storage.Format = trustyv1.StorageDatabase
+		cr.Spec.Storage.DatabaseConfigurations = "db-credentials"
+	}
+	plain := render1(t, sample(t, migrating), release.NewCapabilities(), "")
+	annotated := sample(t, func(cr *trustyv1.TrustyAIService) {
+		migrating(cr)
+		cr.Annotations = map[string]string{AnnotationDBMigration: "true"}
+	})
+	assert.Equal(t, plain, render1(t, annotated, release.NewCapabilities(), ""))
+	assert.Contains(t, plain, "DATABASE_ATTEMPT_MIGRATION", "the spec alone makes it a migration: the claim stays mounted")
+	assert.Equal(t, map[string]string{AnnotationDBMigration: "true"}, annotated.Annotations, "rendering leaves the annotation")
 }

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -86,49 +89,97 @@ func ownedPaths(fields []metav1.ManagedFieldsEntry, mine bool) map[string]bool {
 	return paths
 }
 
-// processors is the MM_PAYLOAD_PROCESSORS the wiring wants: its URL alone
-// when the wiring alone owns the variable (whatever else it holds is an
-// earlier URL of the wiring's), and otherwise the existing list with the URL
-// appended unless it is in it already.
-func processors(existing, url string, solelyMine bool) string {
-	if solelyMine {
-		return url
-	}
-	tokens := strings.Fields(existing)
-	for _, t := range tokens {
-		if t == url {
-			return existing
+// managerPaths are the field paths one manager owns, whatever the operation.
+func managerPaths(fields []metav1.ManagedFieldsEntry, manager string) map[string]bool {
+	var own []metav1.ManagedFieldsEntry
+	for _, m := range fields {
+		if m.Manager == manager {
+			own = append(own, m)
 		}
 	}
-	return strings.Join(append(tokens, url), " ")
+	// Entries of another manager's name, read as "everyone else's".
+	return ownedPaths(own, manager == FieldManager)
 }
 
-// planModelMesh is the apply configuration of a ModelMesh Deployment and
-// whether the Deployment is already as wanted (then nothing is written);
-// problem says why it cannot be wired.
-func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.Unstructured, done bool, problem string, ownedBy []string) {
-	var mm *corev1.Container
+// modelMeshPlan is what the wiring does to one ModelMesh Deployment.
+type modelMeshPlan struct {
+	// cfg is the server-side apply configuration of the wiring's own fields;
+	// applied unless applyDone.
+	cfg       *unstructured.Unstructured
+	applyDone bool
+	// edit appends the URL to a MM_PAYLOAD_PROCESSORS another manager set;
+	// nil when there is nothing to append.
+	edit *valueEdit
+	// shared: another manager set the variable, and the URL is (or is to be)
+	// appended to its list rather than applied.
+	shared bool
+	// ownedBy are the other managers of a certificate field the wiring
+	// would change.
+	ownedBy []string
+	// problem says why the Deployment cannot be wired.
+	problem string
+}
+
+// done says whether the Deployment is already as wanted.
+func (p modelMeshPlan) done() bool { return p.applyDone && p.edit == nil }
+
+// planModelMesh plans the wiring of a ModelMesh Deployment.
+//
+// MM_PAYLOAD_PROCESSORS: where nobody else set it (absent, empty, or the
+// wiring's own apply alone owns its value), the wiring applies its URL as the
+// value. Where another manager set a value (or one nobody owns, from before
+// managed fields), the URL is appended to that list by a JSON patch
+// (valueEdit), once, and the variable is left out of the apply: an apply of
+// it would conflict, or, forced, take it over.
+func planModelMesh(d *appsv1.Deployment, want modelMeshWant) modelMeshPlan {
+	ci, ei := -1, -1
 	for i := range d.Spec.Template.Spec.Containers {
 		if d.Spec.Template.Spec.Containers[i].Name == modelMeshContainer {
-			mm = &d.Spec.Template.Spec.Containers[i]
+			ci = i
 		}
 	}
-	if mm == nil {
-		return nil, false, fmt.Sprintf("ModelMesh Deployment %s has no container %s to send payloads from", d.Name, modelMeshContainer), nil
+	if ci < 0 {
+		return modelMeshPlan{problem: fmt.Sprintf("ModelMesh Deployment %s has no container %s to send payloads from", d.Name, modelMeshContainer)}
 	}
+	mm := &d.Spec.Template.Spec.Containers[ci]
+	for i := range mm.Env {
+		if mm.Env[i].Name == envPayloadProcessors {
+			ei = i
+		}
+	}
+	current := envValue(mm, envPayloadProcessors)
 	mine, others := ownedPaths(d.ManagedFields, true), ownedPaths(d.ManagedFields, false)
-	value := processors(envValue(mm, envPayloadProcessors), want.URL, mine[pathProcessors+".value"] && !others[pathProcessors+".value"])
+	valuePath := pathProcessors + ".value"
 
-	if envValue(mm, envPayloadProcessors) != value {
-		// Changing a value another manager owns would conflict: say so
-		// without writing.
-		ownedBy = otherOwners(d.ManagedFields, pathProcessors+".value")
-	}
-	env := []any{map[string]any{"name": envPayloadProcessors, "value": value}}
+	var p modelMeshPlan
+	p.shared = ei >= 0 && current != "" && (others[valuePath] || !mine[valuePath])
 	container := map[string]any{"name": modelMeshContainer}
 	podSpec := map[string]any{"containers": []any{container}}
+	var env []any
+	done := true
+	switch {
+	case !p.shared:
+		env = append(env, map[string]any{"name": envPayloadProcessors, "value": want.URL})
+		done = current == want.URL
+	default:
+		if ownsItem(mine, pathProcessors) {
+			// The wiring applied the variable before another manager set its
+			// value: keep the entry (name alone) in the apply, since leaving
+			// it out would remove the entry, the other's value with it.
+			env = append(env, map[string]any{"name": envPayloadProcessors})
+		}
+		next := current
+		if managerPaths(d.ManagedFields, AppendManager)[valuePath] {
+			// The value is as the wiring's last edit left it: an earlier URL
+			// of the same service (http before its certificate) is the
+			// wiring's to take out.
+			next = withoutTokens(next, otherSchemeURL(want.URL))
+		}
+		if next = appendToken(next, want.URL); next != current {
+			p.edit = &valueEdit{Container: ci, Env: ei, Old: current, New: next}
+		}
+	}
 	allowed := []string{pathProcessors}
-	done = envValue(mm, envPayloadProcessors) == value
 	if want.Secret != "" {
 		certFile := modelMeshCertPath + "/tls.crt"
 		env = append(env, map[string]any{"name": envTLSKeyCertPath, "value": certFile})
@@ -138,16 +189,42 @@ func planModelMesh(d *appsv1.Deployment, want modelMeshWant) (cfg *unstructured.
 		allowed = append(allowed, pathCertEnv, pathCertMount, pathVolume)
 		done = done && envValue(mm, envTLSKeyCertPath) == certFile && mounted(mm, want.Volume) && hasSecretVolume(d, want.Volume, want.Secret)
 		if envValue(mm, envTLSKeyCertPath) != certFile {
-			ownedBy = append(ownedBy, otherOwners(d.ManagedFields, pathCertEnv+".value")...)
+			// Changing a value another manager owns would conflict: say so
+			// without writing.
+			p.ownedBy = otherOwners(d.ManagedFields, pathCertEnv+".value")
 		}
 	}
-	container["env"] = env
-	cfg = &unstructured.Unstructured{Object: map[string]any{
+	if len(env) > 0 {
+		container["env"] = env
+	}
+	p.cfg = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": d.Name, "namespace": d.Namespace, "uid": string(d.UID)},
 		"spec":     map[string]any{"template": map[string]any{"spec": podSpec}},
 	}}
-	return cfg, done && !stale(mine, allowed), "", ownedBy
+	p.applyDone = done && !stale(mine, allowed)
+	return p
+}
+
+// ownsItem says whether the paths hold the list item or a field of it.
+func ownsItem(paths map[string]bool, item string) bool {
+	for p := range paths {
+		if p == item || strings.HasPrefix(p, item+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// otherSchemeURL is the URL with the other of http and https.
+func otherSchemeURL(url string) string {
+	if rest, ok := strings.CutPrefix(url, "https://"); ok {
+		return "http://" + rest
+	}
+	if rest, ok := strings.CutPrefix(url, "http://"); ok {
+		return "https://" + rest
+	}
+	return ""
 }
 
 // stale says whether the wiring owns a field it no longer wants (the
@@ -217,58 +294,157 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 	var outs []outcome
 	for i := range ds {
 		d := &ds[i]
-		cfg, done, problem, ownedBy := planModelMesh(d, want)
+		p := planModelMesh(d, want)
 		fix := fmt.Sprintf("add %s to ModelMesh's payloadProcessors (ConfigMap model-serving-config), which sets the variable, and the operator finds it there", want.URL)
+		var detail string
+		if p.shared {
+			detail = fmt.Sprintf("%s %s: the service's URL is appended to the %s that another manager set, whose entries stay as they are", kind, d.Name, envPayloadProcessors)
+		}
 		switch {
-		case problem != "":
-			outs = append(outs, outcome{kind: kind, name: d.Name, state: unfit, detail: problem})
+		case p.problem != "":
+			outs = append(outs, outcome{kind: kind, name: d.Name, state: unfit, detail: p.problem})
 			continue
-		case done:
-			outs = append(outs, outcome{kind: kind, name: d.Name})
+		case p.done():
+			outs = append(outs, outcome{kind: kind, name: d.Name, detail: detail})
 			continue
-		case len(ownedBy) > 0:
-			outs = append(outs, outcome{kind: kind, name: d.Name, state: ownedElsewhere, detail: fmt.Sprintf("%s %s: container mm's %s is set by %s; the operator does not force it: %s", kind, d.Name, envPayloadProcessors, quoted(ownedBy), fix)})
+		case len(p.ownedBy) > 0:
+			outs = append(outs, outcome{kind: kind, name: d.Name, state: ownedElsewhere, detail: fmt.Sprintf("%s %s: container mm's %s is set by %s; the operator does not force it", kind, d.Name, envTLSKeyCertPath, quoted(p.ownedBy))})
 			continue
 		case !k.budget.allows(d.UID, time.Now()):
-			outs = append(outs, outcome{kind: kind, name: d.Name, state: reverted, detail: revertedDetail(kind, d.Name, d.ManagedFields)})
+			outs = append(outs, outcome{kind: kind, name: d.Name, state: reverted, detail: revertedDetail(kind, d.Name, d.ManagedFields) + "; for ModelMesh's own controller: " + fix})
 			continue
 		}
-		o, err := k.applyWired(ctx, cr, cfg, kind, fix,
-			eventInferenceServiceConfigured, fmt.Sprintf("ModelMesh Deployment %s sends its payloads to %s", d.Name, want.URL))
-		if err != nil {
-			return nil, err
-		}
-		if o.state == configured {
+		o := outcome{kind: kind, name: d.Name, detail: detail}
+		if p.edit != nil {
+			by := otherOwners(d.ManagedFields, pathProcessors+".value")
+			ok, err := k.editProcessors(ctx, d, *p.edit)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				outs = append(outs, outcome{kind: kind, name: d.Name, state: unfit, detail: fmt.Sprintf("%s %s changed while it was configured; looking again", kind, d.Name)})
+				continue
+			}
 			k.budget.record(d.UID, time.Now())
+			setBy := "another manager"
+			if by = slices.DeleteFunc(by, func(m string) bool { return m == AppendManager }); len(by) > 0 {
+				setBy = quoted(by)
+			}
+			k.Recorder.Event(cr, corev1.EventTypeNormal, eventInferenceServiceConfigured, fmt.Sprintf("ModelMesh Deployment %s sends its payloads to %s: appended to the %s that %s set, which keeps its entries", d.Name, want.URL, envPayloadProcessors, setBy))
+		}
+		if !p.applyDone {
+			event := fmt.Sprintf("ModelMesh Deployment %s sends its payloads to %s", d.Name, want.URL)
+			if p.edit != nil {
+				event = ""
+			}
+			applied, err := k.applyWired(ctx, cr, p.cfg, kind, fix, eventInferenceServiceConfigured, event)
+			if err != nil {
+				return nil, err
+			}
+			if applied.state == configured && p.edit == nil {
+				// One write of the wiring per Deployment and reconcile.
+				k.budget.record(d.UID, time.Now())
+			}
+			if applied.state != configured {
+				o = applied
+			}
 		}
 		outs = append(outs, o)
 	}
 	return outs, nil
 }
 
+// editProcessors patches the value of MM_PAYLOAD_PROCESSORS, as the edit
+// says, only where it is still as it was read; ok is false (and nothing
+// changed) when it is not, or the Deployment is gone.
+func (k *Kind) editProcessors(ctx context.Context, d *appsv1.Deployment, e valueEdit) (ok bool, err error) {
+	patch, err := e.jsonPatch(string(d.UID))
+	if err != nil {
+		return false, err
+	}
+	err = k.Client.Patch(ctx, d, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(AppendManager))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err), apierrors.IsInvalid(err), apierrors.IsConflict(err):
+		// A failed test (422), or gone: the change that made it so is a
+		// change of the Deployment's spec, whose event reconciles again.
+		return false, nil
+	}
+	return false, fmt.Errorf("edit %s of ModelMesh Deployment %s: %w", envPayloadProcessors, d.Name, err)
+}
+
 // unwireModelMesh gives back what the wiring applied to the namespace's
-// ModelMesh Deployments: the processor (the variable goes when the wiring
-// alone set it), the certificate's volume, mount and variable.
-func (k *Kind) unwireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService) error {
+// ModelMesh Deployments, and takes its URLs out of every
+// MM_PAYLOAD_PROCESSORS it appended them to, leaving the rest of that list as
+// it is. With a handover (another TrustyAIService of the namespace takes
+// over, by the same field manager), the applied fields stay for it.
+func (k *Kind) unwireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, handover bool) error {
 	ds, err := k.modelMeshDeployments(ctx, cr.Namespace)
 	if err != nil {
 		return err
 	}
+	ours := []string{modelMeshWantOf(cr, tlsNone).URL, modelMeshWantOf(cr, tlsCertManager).URL}
 	for i := range ds {
-		if !ownsFields(&ds[i]) {
+		d := &ds[i]
+		if e := appendedEdit(d, ours); e != nil {
+			ok, err := k.editProcessors(ctx, d, *e)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("ModelMesh Deployment %s changed while the service's URL was taken out of %s; trying again", d.Name, envPayloadProcessors)
+			}
+		}
+		if handover || !ownsFields(d) {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("apps/v1")
-		u.SetKind("Deployment")
-		u.SetNamespace(ds[i].Namespace)
-		u.SetName(ds[i].Name)
-		u.SetUID(ds[i].UID)
-		if err := k.release(ctx, u); err != nil {
+		if err := k.release(ctx, releaseConfig(d)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// appendedEdit takes the URLs out of the MM_PAYLOAD_PROCESSORS that the
+// wiring appended them to (the append manager owns the value: the wiring's
+// edit was its last change); nil when there is nothing to take out.
+func appendedEdit(d *appsv1.Deployment, urls []string) *valueEdit {
+	for ci := range d.Spec.Template.Spec.Containers {
+		c := &d.Spec.Template.Spec.Containers[ci]
+		if c.Name != modelMeshContainer {
+			continue
+		}
+		for ei, e := range c.Env {
+			if e.Name != envPayloadProcessors || !managerPaths(d.ManagedFields, AppendManager)[pathProcessors+".value"] {
+				continue
+			}
+			if next := withoutTokens(e.Value, urls...); next != e.Value {
+				return &valueEdit{Container: ci, Env: ei, Old: e.Value, New: next}
+			}
+		}
+	}
+	return nil
+}
+
+// releaseConfig is the apply that gives back the wiring's fields of a
+// ModelMesh Deployment: nothing, except the MM_PAYLOAD_PROCESSORS entry
+// (its name alone) where the wiring applied it before another manager set
+// its value. Left out, the entry would go, and that manager's value with it.
+func releaseConfig(d *appsv1.Deployment) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	u.SetNamespace(d.Namespace)
+	u.SetName(d.Name)
+	u.SetUID(d.UID)
+	if ownsItem(ownedPaths(d.ManagedFields, true), pathProcessors) && ownedPaths(d.ManagedFields, false)[pathProcessors+".value"] {
+		_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{
+			"name": modelMeshContainer,
+			"env":  []any{map[string]any{"name": envPayloadProcessors}},
+		}}, "spec", "template", "spec", "containers")
+	}
+	return u
 }
 
 // quoted lists manager names as the API server's conflicts do.

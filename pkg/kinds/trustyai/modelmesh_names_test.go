@@ -19,9 +19,9 @@ func TestModelMeshVolumeOfLongNames(t *testing.T) {
 		cr := sample(t, nil)
 		cr.Name = strings.Repeat("m", n)
 		want := modelMeshWantOf(cr, tlsCertManager)
-		cfg, _, problem, _ := planModelMesh(modelMesh(), want)
-		require.Empty(t, problem)
-		spec := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+		plan := planModelMesh(modelMesh(), want)
+		require.Empty(t, plan.problem)
+		spec := plan.cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 		vol := spec["volumes"].([]any)[0].(map[string]any)
 		assert.Empty(t, validation.IsDNS1123Label(vol["name"].(string)), "%d: volume %q", n, vol["name"])
 		assert.Equal(t, cr.Name+"-internal", vol["secret"].(map[string]any)["secretName"], "the Secret keeps its name")
@@ -31,7 +31,6 @@ func TestModelMeshVolumeOfLongNames(t *testing.T) {
 		d := modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: want.URL}, corev1.EnvVar{Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"})
 		d.Spec.Template.Spec.Containers[1].VolumeMounts = []corev1.VolumeMount{{Name: vol["name"].(string), MountPath: "/etc/trustyai/tls", ReadOnly: true}}
 		d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: vol["name"].(string), VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: cr.Name + "-internal"}}}}
-		_, done, _, _ := planModelMesh(d, want)
-		assert.True(t, done, "%d: a wired Deployment is not written again", n)
+		assert.True(t, planModelMesh(d, want).done(), "%d: a wired Deployment is not written again", n)
 	}
 }

@@ -69,3 +69,13 @@ func chartNames(cr string) map[string]string {
 		"Certificate/" + internalSecretName(cr): internalSecretName(cr),
 	}
 }
+
+// AnnotationDBMigration is upstream's request to roll the Deployment out for
+// a migration (trustyai.opendatahub.io/db-migration), which upstream removes
+// once it has updated the Deployment. Here every reconcile renders the
+// Deployment from the spec (a migration is spec.storage.format DATABASE with
+// folder and data.filename) and the annotation's change reconciles the CR
+// (its watch has no predicate), so it asks for nothing more and changes no
+// rendered byte. It is left on the CR: the operator never writes a user's
+// metadata, and a GitOps tool would put it back anyway.
+const AnnotationDBMigration = "trustyai.opendatahub.io/db-migration"

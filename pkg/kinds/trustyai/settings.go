@@ -11,6 +11,15 @@ import (
 // The keys of the operator's settings ConfigMap that concern
 // TrustyAIServices: upstream's names, so that an existing operator
 // ConfigMap's values carry over.
+//
+// The first three are also read from upstream's own ConfigMap,
+// UpstreamConfigMap in the operator's namespace (upstream's
+// controllers/images/resolver.go and controllers/tas/config_maps.go), so that
+// one left behind by the trustyai-service-operator, or kept by a GitOps
+// repository, still applies. Precedence, from strongest: our settings key
+// (an administrator's explicit choice for this operator), the RELATED_IMAGE_
+// variable, upstream's key (upstream's own order between the two), the
+// default. The offline render reads neither ConfigMap.
 const (
 	// KeyServiceImage is the TrustyAI service's image.
 	KeyServiceImage = "trustyaiServiceImage"
@@ -42,16 +51,22 @@ const (
 // stays within a DNS name's 253 characters.
 const MaxIngressDomainLength = 253 - (59 + 1 + 63 + 1)
 
+// UpstreamConfigMap is the trustyai-service-operator's ConfigMap of images
+// and switches (upstream's constants.ConfigMap), read from the operator's
+// namespace, never written.
+const UpstreamConfigMap = "trustyai-service-operator-config"
+
 // The images' RELATED_IMAGE_ variables, as OLM sets them (upstream's names).
 const (
 	EnvServiceImage = "RELATED_IMAGE_ODH_TRUSTYAI_SERVICE_PY_IMAGE"
 	EnvProxyImage   = "RELATED_IMAGE_ODH_KUBE_RBAC_PROXY_IMAGE"
 )
 
-// Default images, as upstream's.
+// Default images: those upstream ships in its ConfigMap (config/base and
+// every overlay's params.env; upstream's code has no default of its own).
 const (
 	DefaultServiceImage = "quay.io/trustyai/trustyai-service:latest"
-	DefaultProxyImage   = "quay.io/openshift/origin-kube-rbac-proxy:4.19"
+	DefaultProxyImage   = "quay.io/opendatahub/odh-kube-rbac-proxy:odh-stable"
 )
 
 // Settings are the operator-wide settings in force for TrustyAIServices.
@@ -70,13 +85,16 @@ type Settings struct {
 	IngressDomain, IngressClass string
 }
 
-// ParseSettings reads the settings from the environment (os.Environ form)
-// and the settings ConfigMap's data (nil when it does not exist). Images:
-// the ConfigMap's key, then the RELATED_IMAGE_ variable, then the default.
-func ParseSettings(environ []string, data map[string]string) (Settings, error) {
+// ParseSettings reads the settings from the environment (os.Environ form),
+// the settings ConfigMap's data and upstream's ConfigMap's data (each nil
+// when it does not exist). Images: our ConfigMap's key, then the
+// RELATED_IMAGE_ variable, then upstream's key, then the default.
+// kServeServerless: our key when set, else upstream's ("enabled" alone
+// enables, anything else disables, as upstream reads it), else disabled.
+func ParseSettings(environ []string, data, upstream map[string]string) (Settings, error) {
 	s := Settings{
-		ServiceImage: settings.Image(data, KeyServiceImage, environ, EnvServiceImage, DefaultServiceImage),
-		ProxyImage:   settings.Image(data, KeyProxyImage, environ, EnvProxyImage, DefaultProxyImage),
+		ServiceImage: settings.Image(data, KeyServiceImage, environ, EnvServiceImage, upstreamImage(upstream, KeyServiceImage, DefaultServiceImage)),
+		ProxyImage:   settings.Image(data, KeyProxyImage, environ, EnvProxyImage, upstreamImage(upstream, KeyProxyImage, DefaultProxyImage)),
 	}
 	var err error
 	if s.IssuerKind, s.IssuerName, err = settings.KindName(data, KeyCertManagerIssuer, "Issuer", "ClusterIssuer"); err != nil {
@@ -88,7 +106,7 @@ func ParseSettings(environ []string, data map[string]string) (Settings, error) {
 	if s.Wiring, err = settings.Switch(data, KeyWiring, true); err != nil {
 		return s, err
 	}
-	if s.Serverless, err = settings.Switch(data, KeyServerless, false); err != nil {
+	if s.Serverless, err = settings.Switch(data, KeyServerless, upstreamServerless(upstream)); err != nil {
 		return s, err
 	}
 	if s.IngressDomain, err = ingressDomain(data); err != nil {
@@ -133,4 +151,17 @@ func ingressClass(data map[string]string) (string, error) {
 		return "", settings.Invalid(KeyIngressClass, "must name an IngressClass (a lowercase DNS subdomain such as nginx), got %q: %s", v, strings.Join(errs, "; "))
 	}
 	return v, nil
+}
+
+// upstreamImage is upstream's ConfigMap's image of the key, def when it has
+// none.
+func upstreamImage(upstream map[string]string, key, def string) string {
+	return settings.Image(upstream, key, nil, "", def)
+}
+
+// upstreamServerless reads kServeServerless as upstream does: exactly
+// "enabled" enables; anything else, or no ConfigMap, disables. Never an
+// error: the ConfigMap is upstream's, and upstream accepts any value.
+func upstreamServerless(upstream map[string]string) bool {
+	return upstream[KeyServerless] == "enabled"
 }

@@ -26,6 +26,9 @@ import (
 // applied is what a fake client was asked to apply.
 type applied struct {
 	objs []*unstructured.Unstructured
+	// patches are the JSON patches (the edits of another manager's
+	// MM_PAYLOAD_PROCESSORS).
+	patches []string
 }
 
 // wiringKind is a Kind on a fake cluster holding objs whose applies are
@@ -41,7 +44,13 @@ func wiringKind(t *testing.T, objs ...client.Object) (*Kind, *applied, *record.F
 	got := &applied{}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).WithReturnManagedFields().WithInterceptorFuncs(interceptor.Funcs{
 		Patch: func(_ context.Context, _ client.WithWatch, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
-			require.Equal(t, client.Apply.Type(), patch.Type(), "the wiring applies")
+			if patch.Type() == types.JSONPatchType {
+				raw, err := patch.Data(obj)
+				require.NoError(t, err)
+				got.patches = append(got.patches, string(raw))
+				return nil
+			}
+			require.Equal(t, client.Apply.Type(), patch.Type(), "the wiring applies, or edits another's list")
 			u, ok := obj.(*unstructured.Unstructured)
 			require.True(t, ok)
 			got.objs = append(got.objs, u.DeepCopy())
@@ -72,8 +81,7 @@ func events(rec *record.FakeRecorder) []string {
 func TestModelMeshCertificateAtUpstreamsPath(t *testing.T) {
 	cr := sample(t, nil)
 	want := modelMeshWantOf(cr, tlsCertManager)
-	cfg, _, _, _ := planModelMesh(modelMesh(), want)
-	mm := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	mm := planModelMesh(modelMesh(), want).cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	assert.Contains(t, mm["env"], map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/trustyai/tls/tls.crt"})
 	assert.Equal(t, []any{map[string]any{"name": "trustyaiservice-sample-internal", "mountPath": "/etc/trustyai/tls", "readOnly": true}}, mm["volumeMounts"])
 
@@ -86,10 +94,10 @@ func TestModelMeshCertificateAtUpstreamsPath(t *testing.T) {
 	}
 	byUpstream.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "trustyaiservice-sample-internal", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "trustyaiservice-sample-internal"}}}}
 	byUpstream.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(upstreamFields)}}}
-	_, done, problem, ownedBy := planModelMesh(byUpstream, want)
-	assert.Empty(t, problem)
-	assert.Empty(t, ownedBy, "nothing upstream set is changed")
-	assert.True(t, done, "a Deployment upstream wired is not written")
+	p := planModelMesh(byUpstream, want)
+	assert.Empty(t, p.problem)
+	assert.Empty(t, p.ownedBy, "nothing upstream set is changed")
+	assert.True(t, p.done(), "a Deployment upstream wired is not written")
 
 	// Wired by the operator at /etc/tls/trustyai before: moved, nothing else.
 	const earlierFields = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_PAYLOAD_PROCESSORS\"}":{".":{},"f:name":{},"f:value":{}},"k:{\"name\":\"MM_TLS_KEY_CERT_PATH\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{},"f:volumeMounts":{"k:{\"mountPath\":\"/etc/tls/trustyai\"}":{".":{},"f:mountPath":{},"f:name":{},"f:readOnly":{}}}}},"f:volumes":{"k:{\"name\":\"trustyaiservice-sample-internal\"}":{".":{},"f:name":{},"f:secret":{"f:secretName":{}}}}}}}}`
@@ -97,10 +105,10 @@ func TestModelMeshCertificateAtUpstreamsPath(t *testing.T) {
 	earlier.Spec.Template.Spec.Containers[1].VolumeMounts = []corev1.VolumeMount{{Name: "trustyaiservice-sample-internal", MountPath: "/etc/tls/trustyai", ReadOnly: true}}
 	earlier.Spec.Template.Spec.Volumes = byUpstream.Spec.Template.Spec.Volumes
 	earlier.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, earlierFields)}
-	cfg, done, _, ownedBy = planModelMesh(earlier, want)
-	assert.False(t, done, "the earlier path is moved")
-	assert.Empty(t, ownedBy)
-	mm = cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	p = planModelMesh(earlier, want)
+	assert.False(t, p.done(), "the earlier path is moved")
+	assert.Empty(t, p.ownedBy)
+	mm = p.cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	assert.Equal(t, []any{map[string]any{"name": "trustyaiservice-sample-internal", "mountPath": "/etc/trustyai/tls", "readOnly": true}}, mm["volumeMounts"], "the apply names the new mount only: the earlier one, the wiring's alone, goes")
 	assert.Contains(t, mm["env"], map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/trustyai/tls/tls.crt"})
 }
@@ -110,7 +118,7 @@ func TestModelMeshCertificateAtUpstreamsPath(t *testing.T) {
 // InferenceServices.
 func TestWiringEventsHaveUpstreamsReason(t *testing.T) {
 	cr := sample(t, nil)
-	d := modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"})
+	d := modelMesh()
 	d.Labels = ModelMeshLabels
 	isvc := inferenceService("raw", "RawDeployment")
 	k, got, rec := wiringKind(t, d, isvc)
@@ -126,6 +134,25 @@ func TestWiringEventsHaveUpstreamsReason(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	assert.Equal(t, []string{"Normal InferenceServiceConfigured InferenceService raw logs its inferences to https://trustyaiservice-sample.team-a.svc.cluster.local"}, events(rec))
+
+	// Another manager set the variable: one event says the URL was appended
+	// to its list, which keeps its entries.
+	d = modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"})
+	d.Labels = ModelMeshLabels
+	byKubectl := owned("kubectl-client-side-apply", ownedProcessors)
+	byKubectl.APIVersion, byKubectl.Operation = "apps/v1", metav1.ManagedFieldsOperationUpdate
+	d.ManagedFields = []metav1.ManagedFieldsEntry{byKubectl}
+	k, got, rec = wiringKind(t, d)
+	outs, err = k.wireModelMesh(context.Background(), cr, tlsCertManager)
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	assert.Equal(t, configured, outs[0].state)
+	assert.Contains(t, outs[0].detail, "appended to the MM_PAYLOAD_PROCESSORS that another manager set")
+	require.Len(t, got.patches, 1)
+	assert.Contains(t, got.patches[0], `{"op":"replace","path":"/spec/template/spec/containers/1/env/0/value","value":"http://other https://trustyaiservice-sample.team-a.svc/consumer/kserve/v2"}`)
+	require.Len(t, got.objs, 1, "the certificate is applied")
+	assert.Equal(t, []any{map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/trustyai/tls/tls.crt"}}, envOfCfg(got.objs[0]), "the other's variable is not in the apply")
+	assert.Equal(t, []string{`Normal InferenceServiceConfigured ModelMesh Deployment modelmesh-serving-ovms sends its payloads to https://trustyaiservice-sample.team-a.svc/consumer/kserve/v2: appended to the MM_PAYLOAD_PROCESSORS that "kubectl-client-side-apply" set, which keeps its entries`}, events(rec))
 }
 
 func inferenceService(name, mode string, managers ...string) *unstructured.Unstructured {

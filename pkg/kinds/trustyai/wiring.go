@@ -144,21 +144,25 @@ func (k *Kind) wire(ctx context.Context, cr *trustyv1.TrustyAIService, in *Input
 // unwire gives back what the wiring applied to the namespace's model
 // servers, unless another TrustyAIService of the namespace takes over (its
 // next reconcile applies its own fields in place of these, by the same field
-// manager). What other managers set stays.
+// manager), and takes the service's URL out of every MM_PAYLOAD_PROCESSORS
+// list of another manager it was appended to. What other managers set stays.
 func (k *Kind) unwire(ctx context.Context, cr *trustyv1.TrustyAIService) error {
 	peers, err := k.livePeers(ctx, cr.Namespace)
 	if err != nil {
 		return err
 	}
+	handover := false
 	for _, p := range peers {
-		if p.Name != cr.Name {
-			return nil
+		handover = handover || p.Name != cr.Name
+	}
+	if !handover {
+		if err := k.unwireInferenceServices(ctx, cr); err != nil {
+			return err
 		}
 	}
-	if err := k.unwireInferenceServices(ctx, cr); err != nil {
-		return err
-	}
-	return k.unwireModelMesh(ctx, cr)
+	// The URL appended to another manager's list goes in any case: the one
+	// that takes over appends its own.
+	return k.unwireModelMesh(ctx, cr, handover)
 }
 
 // livePeers are the namespace's TrustyAIServices that are not being deleted.
@@ -249,7 +253,7 @@ func otherOwners(fields []metav1.ManagedFieldsEntry, path string) []string {
 func lastWriter(fields []metav1.ManagedFieldsEntry) string {
 	name, at := "another controller", time.Time{}
 	for _, m := range fields {
-		if m.Manager == FieldManager || m.Time == nil || m.Subresource != "" {
+		if m.Manager == FieldManager || m.Manager == AppendManager || m.Time == nil || m.Subresource != "" {
 			continue
 		}
 		if m.Time.Time.After(at) {
@@ -265,7 +269,9 @@ func revertedDetail(kind, name string, fields []metav1.ManagedFieldsEntry) strin
 }
 
 // applyWired server-side applies the wiring's own fields, never forced: a
-// conflict (another manager owns a field) is an outcome, not an error.
+// conflict (another manager owns a field) is an outcome, not an error. An
+// empty eventMessage records no event (another write of the same
+// reconcile recorded one).
 func (k *Kind) applyWired(ctx context.Context, cr *trustyv1.TrustyAIService, u client.Object, kind, fix, eventReason, eventMessage string) (outcome, error) {
 	err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager))
 	switch {
@@ -277,7 +283,9 @@ func (k *Kind) applyWired(ctx context.Context, cr *trustyv1.TrustyAIService, u c
 	case err != nil:
 		return outcome{}, fmt.Errorf("apply to %s %s: %w", kind, u.GetName(), err)
 	}
-	k.Recorder.Event(cr, corev1.EventTypeNormal, eventReason, eventMessage)
+	if eventMessage != "" {
+		k.Recorder.Event(cr, corev1.EventTypeNormal, eventReason, eventMessage)
+	}
 	return outcome{kind: kind, name: u.GetName(), state: configured}, nil
 }
 

@@ -41,13 +41,47 @@ func TestOwnedPathsNotation(t *testing.T) {
 	assert.Empty(t, ownedPaths([]metav1.ManagedFieldsEntry{owned(FieldManager, `not json`)}, true), "unparsable fields own nothing")
 }
 
-func TestProcessors(t *testing.T) {
+func TestProcessorTokens(t *testing.T) {
 	const url = "https://tas.team-a.svc/consumer/kserve/v2"
-	assert.Equal(t, url, processors("", url, false), "appended to nothing")
-	assert.Equal(t, "http://other "+url, processors("http://other", url, false), "appended to another's list")
-	assert.Equal(t, "http://other "+url, processors("http://other "+url, url, false), "exactly once")
-	assert.Equal(t, url+"  http://other", processors(url+"  http://other", url, false), "a list that has it is not rewritten")
-	assert.Equal(t, url, processors("http://tas.team-a.svc/consumer/kserve/v2", url, true), "the wiring's own earlier URL is replaced")
+	assert.Equal(t, url, appendToken("", url), "appended to nothing")
+	assert.Equal(t, url, appendToken("  ", url), "a blank list is nothing")
+	assert.Equal(t, "http://other "+url, appendToken("http://other", url), "appended to another's list")
+	assert.Equal(t, "http://other "+url, appendToken("http://other "+url, url), "exactly once")
+	assert.Equal(t, url+"  http://other", appendToken(url+"  http://other", url), "a list that has it is not rewritten")
+	assert.Equal(t, "http://a "+url, appendToken("http://a ", url), "a trailing space is the separator")
+	assert.Equal(t, "http://other "+url+"x "+url, appendToken("http://other "+url+"x", url), "a longer entry is not the URL")
+
+	assert.True(t, hasToken("a "+url+"\tb", url))
+	assert.False(t, hasToken("a "+url+"/x", url))
+	for _, tc := range []struct{ list, want string }{
+		{"http://other " + url, "http://other"},
+		{url + " http://other", "http://other"},
+		{"http://a  " + url + " http://b", "http://a  http://b"},
+		{url, ""},
+		{"http://other", "http://other"},
+		{url + "x http://other", url + "x http://other"},
+		{"  http://odd\tspacing  ", "  http://odd\tspacing  "},
+		{url + " " + url, ""},
+	} {
+		assert.Equal(t, tc.want, withoutTokens(tc.list, url), "%q", tc.list)
+	}
+	for _, other := range []string{"http://other", " http://a  http://b\t", "http://a " + url + "x"} {
+		assert.Equal(t, other, withoutTokens(appendToken(other, url), url), "taking out what was appended gives back %q exactly", other)
+	}
+	assert.Equal(t, "http://tas.team-a.svc/consumer/kserve/v2", otherSchemeURL(url))
+	assert.Equal(t, url, otherSchemeURL("http://tas.team-a.svc/consumer/kserve/v2"))
+}
+
+func TestValueEditJSONPatch(t *testing.T) {
+	raw, err := valueEdit{Container: 1, Env: 2, Old: "http://other", New: "http://other http://tas"}.jsonPatch("uid-1")
+	require.NoError(t, err)
+	assert.JSONEq(t, `[
+		{"op":"test","path":"/metadata/uid","value":"uid-1"},
+		{"op":"test","path":"/spec/template/spec/containers/1/name","value":"mm"},
+		{"op":"test","path":"/spec/template/spec/containers/1/env/2/name","value":"MM_PAYLOAD_PROCESSORS"},
+		{"op":"test","path":"/spec/template/spec/containers/1/env/2/value","value":"http://other"},
+		{"op":"replace","path":"/spec/template/spec/containers/1/env/2/value","value":"http://other http://tas"}
+	]`, string(raw), "the value alone changes, and only where it is as it was read")
 }
 
 func TestPlanModelMesh(t *testing.T) {
@@ -57,11 +91,12 @@ func TestPlanModelMesh(t *testing.T) {
 	plainWant := modelMeshWantOf(cr, tlsNone)
 	assert.Equal(t, modelMeshWant{URL: "http://trustyaiservice-sample.team-a.svc/consumer/kserve/v2"}, plainWant, "no certificate, no volume")
 
-	d := modelMesh(corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"})
-	cfg, done, problem, ownedBy := planModelMesh(d, tlsWant)
-	require.Empty(t, problem)
-	assert.False(t, done)
-	assert.Empty(t, ownedBy, "nobody owns the variable (no managedFields)")
+	// Nobody set the variable: applied, with the certificate.
+	d := modelMesh()
+	p := planModelMesh(d, tlsWant)
+	require.Empty(t, p.problem)
+	assert.False(t, p.done())
+	assert.Nil(t, p.edit)
 	assert.Equal(t, map[string]any{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "modelmesh-serving-ovms", "namespace": "team-a", "uid": "uid-1"},
@@ -69,54 +104,103 @@ func TestPlanModelMesh(t *testing.T) {
 			"containers": []any{map[string]any{
 				"name": "mm",
 				"env": []any{
-					map[string]any{"name": "MM_PAYLOAD_PROCESSORS", "value": "http://other " + tlsWant.URL},
+					map[string]any{"name": "MM_PAYLOAD_PROCESSORS", "value": tlsWant.URL},
 					map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/trustyai/tls/tls.crt"},
 				},
 				"volumeMounts": []any{map[string]any{"name": "trustyaiservice-sample-internal", "mountPath": "/etc/trustyai/tls", "readOnly": true}},
 			}},
 			"volumes": []any{map[string]any{"name": "trustyaiservice-sample-internal", "secret": map[string]any{"secretName": "trustyaiservice-sample-internal"}}},
 		}}},
-	}, cfg.Object, "the processor appended to the list, the certificate mounted: nothing else")
+	}, p.cfg.Object, "the processor and the certificate: nothing else")
 
 	// As the apply leaves it: nothing to write.
 	mm := &d.Spec.Template.Spec.Containers[1]
-	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other " + tlsWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"}}
+	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: tlsWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"}}
 	mm.VolumeMounts = []corev1.VolumeMount{{Name: tlsWant.Secret, MountPath: "/etc/trustyai/tls", ReadOnly: true}}
 	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: tlsWant.Volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsWant.Secret}}}}
-	_, done, _, _ = planModelMesh(d, tlsWant)
-	assert.True(t, done, "a configured Deployment is not written again")
+	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, ownedProcessors)}
+	assert.True(t, planModelMesh(d, tlsWant).done(), "a configured Deployment is not written again")
 
 	// The wiring owns a certificate it no longer wants (TLS gone): written.
-	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_TLS_KEY_CERT_PATH\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`)}
+	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, ownedCertEnv)}
 	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: plainWant.URL}, {Name: "MM_TLS_KEY_CERT_PATH", Value: "/etc/trustyai/tls/tls.crt"}}
-	cfg, done, _, _ = planModelMesh(d, plainWant)
-	assert.False(t, done, "a stale field of the wiring's is given back")
-	c := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
-	assert.NotContains(t, c, "volumes")
-	assert.Equal(t, []any{map[string]any{"name": "MM_PAYLOAD_PROCESSORS", "value": plainWant.URL}}, c["containers"].([]any)[0].(map[string]any)["env"])
+	p = planModelMesh(d, plainWant)
+	assert.False(t, p.done(), "a stale field of the wiring's is given back")
+	assert.NotContains(t, podSpecOf(p.cfg), "volumes")
 
 	// The wiring alone owns the variable: its earlier URL is replaced, not kept.
 	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, ownedProcessors)}
 	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: plainWant.URL}}
-	cfg, done, _, _ = planModelMesh(d, tlsWant)
-	assert.False(t, done)
-	env := cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["env"].([]any)
-	assert.Equal(t, tlsWant.URL, env[0].(map[string]any)["value"])
+	p = planModelMesh(d, tlsWant)
+	assert.False(t, p.done())
+	assert.Nil(t, p.edit)
+	assert.Equal(t, tlsWant.URL, envOfCfg(p.cfg)[0].(map[string]any)["value"])
 
-	// ModelMesh owns the variable: reported without a write.
+	// Another manager set the variable: the URL is appended by an edit of
+	// the value alone, and the variable is left out of the apply.
+	d.ManagedFields = []metav1.ManagedFieldsEntry{owned("kubectl-client-side-apply", ownedProcessors)}
+	mm.Env = []corev1.EnvVar{{Name: "OTHER", Value: "1"}, {Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"}}
+	p = planModelMesh(d, plainWant)
+	assert.False(t, p.done())
+	assert.True(t, p.shared)
+	assert.Empty(t, p.ownedBy, "not a conflict: appended")
+	assert.Equal(t, &valueEdit{Container: 1, Env: 1, Old: "http://other", New: "http://other " + plainWant.URL}, p.edit)
+	assert.True(t, p.applyDone, "nothing of the wiring's to apply without TLS")
+	assert.Nil(t, envOfCfg(p.cfg), "the variable is not in the apply")
+	mm.Env[1].Value = "http://other " + plainWant.URL
+	assert.True(t, planModelMesh(d, plainWant).done(), "appended once: nothing to write")
+
+	// A value nobody owns (from before managed fields) is another's too.
+	d.ManagedFields = nil
+	mm.Env[1].Value = "http://other"
+	assert.Equal(t, "http://other "+plainWant.URL, planModelMesh(d, plainWant).edit.New)
+
+	// The wiring applied the variable before another manager set its value:
+	// the entry (its name alone) stays in the apply, which would otherwise
+	// remove the entry and the other's value with it.
+	d.ManagedFields = []metav1.ManagedFieldsEntry{owned(FieldManager, ownedProcessorsName), owned("modelmesh-controller", ownedProcessorsValue)}
+	p = planModelMesh(d, tlsWant)
+	require.NotNil(t, p.edit)
+	assert.Equal(t, map[string]any{"name": "MM_PAYLOAD_PROCESSORS"}, envOfCfg(p.cfg)[0], "the entry's name, never its value")
+	assert.Equal(t, []any{map[string]any{"name": "MM_PAYLOAD_PROCESSORS"}}, envOfCfg(releaseConfig(d)), "and in the give-back")
+	d.ManagedFields = d.ManagedFields[:1]
+	assert.NotContains(t, releaseConfig(d).Object, "spec", "the wiring's alone: the give-back applies nothing")
+
+	// The value is as the wiring's edit left it: its http URL gives way to
+	// the https one; another's entries stay.
+	appended := owned(AppendManager, ownedProcessorsValue)
+	appended.Operation = metav1.ManagedFieldsOperationUpdate
+	d.ManagedFields = []metav1.ManagedFieldsEntry{appended}
+	mm.Env[1].Value = "http://other " + plainWant.URL
+	assert.Equal(t, "http://other "+tlsWant.URL, planModelMesh(d, tlsWant).edit.New)
+	assert.Equal(t, &valueEdit{Container: 1, Env: 1, Old: "http://other " + plainWant.URL, New: "http://other"}, appendedEdit(d, []string{plainWant.URL, tlsWant.URL}), "on delete: the URL out, the rest as it was")
 	d.ManagedFields = []metav1.ManagedFieldsEntry{owned("modelmesh-controller", ownedProcessors)}
-	mm.Env = []corev1.EnvVar{{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://other"}}
-	_, done, _, ownedBy = planModelMesh(d, plainWant)
-	assert.False(t, done)
-	assert.Equal(t, []string{"modelmesh-controller"}, ownedBy)
-	mm.Env[0].Value = "http://other " + plainWant.URL
-	_, done, _, ownedBy = planModelMesh(d, plainWant)
-	assert.True(t, done, "the owner added the processor: nothing to write")
-	assert.Empty(t, ownedBy)
+	assert.Nil(t, appendedEdit(d, []string{plainWant.URL}), "a list another manager wrote since (ModelMesh's payloadProcessors naming the URL) is theirs")
 
-	_, _, problem, _ = planModelMesh(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "odd"}}, tlsWant)
-	assert.Contains(t, problem, "ModelMesh Deployment odd has no container mm")
+	assert.Contains(t, planModelMesh(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "odd"}}, tlsWant).problem, "ModelMesh Deployment odd has no container mm")
 }
+
+// podSpecOf is the pod spec of an apply configuration.
+func podSpecOf(cfg *unstructured.Unstructured) map[string]any {
+	spec, _, _ := unstructured.NestedMap(cfg.Object, "spec", "template", "spec")
+	return spec
+}
+
+// envOfCfg is the mm container's env of an apply configuration; nil without.
+func envOfCfg(cfg *unstructured.Unstructured) []any {
+	cs, _ := podSpecOf(cfg)["containers"].([]any)
+	if len(cs) == 0 {
+		return nil
+	}
+	env, _ := cs[0].(map[string]any)["env"].([]any)
+	return env
+}
+
+const (
+	ownedCertEnv         = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_TLS_KEY_CERT_PATH\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`
+	ownedProcessorsName  = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_PAYLOAD_PROCESSORS\"}":{".":{},"f:name":{}}},"f:name":{}}}}}}}`
+	ownedProcessorsValue = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{"f:env":{"k:{\"name\":\"MM_PAYLOAD_PROCESSORS\"}":{"f:value":{}}}}}}}}}`
+)
 
 func TestWriteBudget(t *testing.T) {
 	var b writeBudget
