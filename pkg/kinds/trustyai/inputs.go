@@ -108,10 +108,12 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 }
 
 // OfflineInputs implements release.Offline: the default images (and
-// RELATED_IMAGE_ variables), no settings ConfigMap (ours or upstream's), no
-// CA bundle.
+// RELATED_IMAGE_ variables), the settings ConfigMaps render was given
+// (--settings; ours and upstream's), no CA bundle.
 func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilities) (*Inputs, error) {
-	s, err := ParseSettings(k.Env(), nil, nil)
+	data, _ := k.SettingsData(context.Background())
+	upstream, _ := k.OperatorConfigMapData(context.Background(), UpstreamConfigMap)
+	s, err := ParseSettings(k.Env(), data, upstream)
 	if err != nil {
 		return nil, err
 	}
