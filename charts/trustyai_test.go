@@ -205,7 +205,7 @@ func TestTrustyAIChartDeclaresEveryKindItRenders(t *testing.T) {
 	trust := map[string]any{"serviceCA": true, "clusterTrustedCA": true}
 	declaresWhatItRenders(t, "trustyai-service",
 		map[string]any{"trust": trust, "capabilities": map[string]any{"route": true, "serviceMonitor": true, "openshift": true, "certManager": false}},
-		map[string]any{"trust": trust, "capabilities": map[string]any{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true}, "ingress": map[string]any{"host": "all.ns.apps.example.com"}},
+		map[string]any{"trust": trust, "capabilities": map[string]any{"route": false, "serviceMonitor": false, "openshift": false, "certManager": true, "istio": true}, "ingress": map[string]any{"host": "all.ns.apps.example.com"}, "istio": map[string]any{"sidecarClients": true}},
 	)
 }
 
@@ -339,4 +339,74 @@ func TestTrustyAIServiceMonitorScrapesTheTLSEndpoint(t *testing.T) {
 	plain := renderTAS(t, nil, monitoring)
 	assert.Nil(t, monitorOf(plain), "no certificate: no endpoint serves the metrics to a scraper")
 	assert.NotContains(t, servicePorts(plain), "https")
+}
+
+// istioDoc returns the rendered object of the kind, nil when there is none.
+func istioDoc(t *testing.T, manifest, kind string) map[string]any {
+	t.Helper()
+	var found map[string]any
+	for _, doc := range guard.Documents(manifest) {
+		o := map[string]any{}
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &o))
+		if o["kind"] == kind {
+			require.Nil(t, found, "two objects of kind %s", kind)
+			found = o
+		}
+	}
+	return found
+}
+
+// Istio's routes for model servers with a sidecar: upstream's names, API
+// version and fields, with the chart's labels; only with Istio's APIs (both),
+// a sidecar client, and the https port they route to.
+func TestTrustyAIChartIstioRoutes(t *testing.T) {
+	const dr, vs = "networking.istio.io/v1beta1/DestinationRule", "networking.istio.io/v1beta1/VirtualService"
+	clients := map[string]any{"istio": map[string]any{"sidecarClients": true}}
+	out := renderTAS(t, clients, dr, vs, "cert-manager.io/v1/Certificate")
+
+	host := "tas.team-a.svc.cluster.local"
+	rule := istioDoc(t, out, "DestinationRule")
+	require.NotNil(t, rule, "DestinationRule rendered")
+	assert.Equal(t, "networking.istio.io/v1beta1", rule["apiVersion"])
+	assert.Equal(t, map[string]any{
+		"host": host,
+		"trafficPolicy": map[string]any{"portLevelSettings": []any{
+			map[string]any{"port": map[string]any{"number": float64(443)}, "tls": map[string]any{"mode": "SIMPLE"}},
+		}},
+	}, rule["spec"])
+	virtual := istioDoc(t, out, "VirtualService")
+	require.NotNil(t, virtual, "VirtualService rendered")
+	assert.Equal(t, "networking.istio.io/v1beta1", virtual["apiVersion"])
+	assert.Equal(t, map[string]any{
+		"hosts": []any{host},
+		"http": []any{map[string]any{
+			"match": []any{map[string]any{"port": float64(80)}},
+			"route": []any{map[string]any{"destination": map[string]any{"host": host, "port": map[string]any{"number": float64(443)}}}},
+		}},
+	}, virtual["spec"])
+	for name, o := range map[string]map[string]any{"tas-internal": rule, "tas-redirect": virtual} {
+		md := o["metadata"].(map[string]any)
+		assert.Equal(t, name, md["name"])
+		labels := md["labels"].(map[string]any)
+		assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"], name)
+		assert.Equal(t, "tas", labels["app.kubernetes.io/instance"], name)
+	}
+	assert.Contains(t, out, "kind: Service\nmetadata:\n  name: \"tas\"\n")
+
+	for name, c := range map[string]struct {
+		vals map[string]any
+		apis []string
+	}{
+		"no sidecar client":            {nil, []string{dr, vs, "cert-manager.io/v1/Certificate"}},
+		"no Istio":                     {clients, []string{"cert-manager.io/v1/Certificate"}},
+		"DestinationRule API only":     {clients, []string{dr, "cert-manager.io/v1/Certificate"}},
+		"VirtualService API only":      {clients, []string{vs, "cert-manager.io/v1/Certificate"}},
+		"no https port (no TLS)":       {clients, []string{dr, vs}},
+		"Istio switched off by values": {map[string]any{"istio": map[string]any{"sidecarClients": true}, "capabilities": map[string]any{"istio": false}}, []string{dr, vs, "cert-manager.io/v1/Certificate"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := renderTAS(t, c.vals, c.apis...)
+			assert.NotContains(t, out, "networking.istio.io")
+		})
+	}
 }

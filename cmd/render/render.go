@@ -132,16 +132,28 @@ func readConfigMaps(file string) (map[string]map[string]string, error) {
 	}
 }
 
-// capabilityLine says which of a kind's optional APIs the render assumed.
+// capabilityLine says which of a kind's optional APIs the render assumed,
+// one entry per group/version: "yes" when it serves every kind asked of it
+// (Istio's DestinationRule and VirtualService are one entry).
 func capabilityLine(optional []schema.GroupVersionKind, apis []string) string {
 	caps := release.CapabilitiesFromAPIVersions(apis, optional)
-	var parts []string
+	var order []string
+	served := map[string]bool{}
 	for _, gvk := range optional {
-		served := "no"
-		if caps.Has(gvk) {
-			served = "yes"
+		gv := gvk.GroupVersion().String()
+		if _, seen := served[gv]; !seen {
+			order = append(order, gv)
+			served[gv] = true
 		}
-		parts = append(parts, gvk.GroupVersion().String()+": "+served)
+		served[gv] = served[gv] && caps.Has(gvk)
+	}
+	parts := make([]string, 0, len(order))
+	for _, gv := range order {
+		answer := "no"
+		if served[gv] {
+			answer = "yes"
+		}
+		parts = append(parts, gv+": "+answer)
 	}
 	return strings.Join(parts, ", ")
 }

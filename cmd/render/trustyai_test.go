@@ -48,6 +48,26 @@ func TestTrustyAIRendersNoIngressByDefault(t *testing.T) {
 	assert.Contains(t, out, "kind: Route")
 }
 
+// Istio's routes offline: render reads no InferenceService, so Istio's and
+// KServe's APIs given stand for a model server with a sidecar; the capability
+// line names Istio's group once. Without a certificate creator (no https
+// port to route to) or without either API, none.
+func TestTrustyAIRendersIstioRoutesWhenAsked(t *testing.T) {
+	const mesh = "networking.istio.io/v1beta1,serving.kserve.io/v1beta1"
+	for _, flags := range [][]string{{"--openshift", "--api-versions", mesh}, {"--api-versions", mesh + ",cert-manager.io/v1"}} {
+		out, errOut, code := renderFile(t, tasCR(t, "t", "/inputs", "5000"), flags...)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "kind: DestinationRule\nmetadata:\n  name: \"t-internal\"\n", flags)
+		assert.Contains(t, out, "kind: VirtualService\nmetadata:\n  name: \"t-redirect\"\n", flags)
+		assert.Contains(t, out, "serving.kserve.io/v1beta1: yes, networking.istio.io/v1beta1: yes)\n", flags)
+	}
+	for _, flags := range [][]string{{"--api-versions", mesh}, {"--openshift", "--api-versions", "networking.istio.io/v1beta1"}, {"--openshift", "--api-versions", "serving.kserve.io/v1beta1"}, {"--openshift"}} {
+		out, errOut, code := renderFile(t, tasCR(t, "t", "/inputs", "5000"), flags...)
+		require.Equal(t, 0, code, errOut)
+		assert.NotContains(t, out, "networking.istio.io/v1beta1\n", flags)
+	}
+}
+
 // Finding 8: every batch size the CRD admits renders as it is.
 func TestTrustyAIBatchSizeRendersExactly(t *testing.T) {
 	for _, n := range []string{"1", "9007199254740993", "9223372036854775807"} {

@@ -15,4 +15,9 @@ var (
 	SCC = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}
 	// Certificate is cert-manager's.
 	Certificate = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
+	// DestinationRule and VirtualService are Istio's, in the version
+	// upstream's TrustyAI operator creates (v1beta1, which Istio still serves
+	// beside v1).
+	DestinationRule = schema.GroupVersionKind{Group: "networking.istio.io", Version: "v1beta1", Kind: "DestinationRule"}
+	VirtualService  = schema.GroupVersionKind{Group: "networking.istio.io", Version: "v1beta1", Kind: "VirtualService"}
 )

@@ -37,6 +37,24 @@ true
 {{- define "tas.hasServiceMonitor" -}}{{ include "tas.has" (list . "serviceMonitor" "monitoring.coreos.com/v1/ServiceMonitor") }}{{- end -}}
 {{- define "tas.hasCertManager" -}}{{ include "tas.has" (list . "certManager" "cert-manager.io/v1/Certificate") }}{{- end -}}
 
+{{/* "true" when Istio's DestinationRule and VirtualService APIs (v1beta1) both exist; a bool in .Values.capabilities.istio overrides detection. */}}
+{{- define "tas.hasIstio" -}}
+{{- if and (include "tas.has" (list . "istio" "networking.istio.io/v1beta1/DestinationRule")) (include "tas.has" (list . "istio" "networking.istio.io/v1beta1/VirtualService")) }}true{{ end -}}
+{{- end -}}
+
+{{/* "true" when the DestinationRule <name>-internal and VirtualService
+<name>-redirect are rendered: model servers with an Istio sidecar log to the
+service (istio.sidecarClients), Istio's APIs exist, and the service has its
+https port (443) to send them to. */}}
+{{- define "tas.meshClients" -}}
+{{- if and .Values.istio.sidecarClients (include "tas.hasIstio" .) (include "tas.tls" .) }}true{{ end -}}
+{{- end -}}
+
+{{/* The in-cluster host of Service <name>, as model servers address it. */}}
+{{- define "tas.meshHost" -}}
+{{- printf "%s.%s.svc.cluster.local" (include "tas.name" .) .Release.Namespace -}}
+{{- end -}}
+
 {{/* Who creates the serving certificates: openshift, cert-manager or none. */}}
 {{- define "tas.tlsMode" -}}
 {{- if .Values.tls.mode -}}

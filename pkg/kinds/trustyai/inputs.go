@@ -92,6 +92,9 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 			return nil, fmt.Errorf("look for Secret %s: %w", dbCAName(cr.Name), err)
 		}
 	}
+	if in.values.SidecarClients, err = k.sidecarClients(ctx, cr.Namespace, in.values.Platform, s.Serverless); err != nil {
+		return nil, err
+	}
 	if usesClaim(cr) {
 		pvc := &corev1.PersistentVolumeClaim{}
 		err := k.Client.Get(ctx, client.ObjectKey{Namespace: cr.Namespace, Name: claimName(cr.Name)}, pvc)
@@ -117,7 +120,11 @@ func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilit
 	if err != nil {
 		return nil, err
 	}
-	return inputs(s, caps), nil
+	in := inputs(s, caps)
+	// No InferenceService to read: Istio's APIs given stand for a model
+	// server with a sidecar, so that the render shows the mesh's routes.
+	in.values.SidecarClients = in.values.Platform.meshRoutes()
+	return in, nil
 }
 
 func inputs(s Settings, caps release.Capabilities) *Inputs {
@@ -126,7 +133,8 @@ func inputs(s Settings, caps release.Capabilities) *Inputs {
 
 // clusterOf is what the translation knows of a cluster with these capabilities.
 func clusterOf(caps release.Capabilities) cluster {
-	return cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK), KServe: caps.Has(inferenceServiceGVK)}
+	return cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK), KServe: caps.Has(inferenceServiceGVK),
+		Istio: caps.Has(destinationRuleGVK) && caps.Has(virtualServiceGVK)}
 }
 
 // trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift

@@ -21,10 +21,12 @@ import (
 
 // The optional APIs the chart renders into, or detects.
 var (
-	routeGVK          = platform.Route
-	serviceMonitorGVK = platform.ServiceMonitor
-	sccGVK            = platform.SCC
-	certificateGVK    = platform.Certificate
+	routeGVK           = platform.Route
+	serviceMonitorGVK  = platform.ServiceMonitor
+	sccGVK             = platform.SCC
+	certificateGVK     = platform.Certificate
+	destinationRuleGVK = platform.DestinationRule
+	virtualServiceGVK  = platform.VirtualService
 )
 
 // Kind is TrustyAIService for the release reconciler.
@@ -46,8 +48,9 @@ var (
 func (*Kind) Meta() release.Meta { return Meta() }
 
 // Meta describes TrustyAIService to the reconciler. Routes,
-// ServiceMonitors and Certificates are optional APIs and not watched; drift
-// on them is repaired on the next reconcile.
+// ServiceMonitors, Certificates, DestinationRules and VirtualServices are
+// optional APIs and not watched (no watch of an API the cluster may not
+// serve); drift on them is repaired on the next reconcile.
 func Meta() release.Meta {
 	return release.Meta{
 		GVK:           trustyv1.GroupVersion.WithKind(trustyv1.Kind),
@@ -57,7 +60,7 @@ func Meta() release.Meta {
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
 		},
-		OptionalAPIs: []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK, inferenceServiceGVK},
+		OptionalAPIs: []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK, inferenceServiceGVK, destinationRuleGVK, virtualServiceGVK},
 		NamespaceWatches: []release.NamespaceWatch{
 			{GVK: inferenceServiceGVK},
 			{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Labels: ModelMeshLabels},

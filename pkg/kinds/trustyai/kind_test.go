@@ -48,6 +48,7 @@ func render1(t *testing.T, cr *trustyv1.TrustyAIService, caps release.Capabiliti
 	require.NoError(t, err)
 	in := inputs(defaults, caps)
 	in.values.TrustConfigMap, in.values.TrustHash = trustCM, "h"
+	in.values.SidecarClients = in.values.Platform.meshRoutes()
 	vals, err := (&Kind{}).Values(cr, in)
 	require.NoError(t, err)
 	out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: naming.ReleaseName(ReleasePrefix, cr.Namespace, cr.Name), Namespace: cr.Namespace, APIVersions: caps.APIVersions()})
@@ -64,6 +65,7 @@ func TestNamesMatchTheChart(t *testing.T) {
 		for _, caps := range []release.Capabilities{
 			release.NewCapabilities(sccGVK, routeGVK, serviceMonitorGVK),
 			release.NewCapabilities(certificateGVK),
+			release.NewCapabilities(certificateGVK, inferenceServiceGVK, destinationRuleGVK, virtualServiceGVK),
 		} {
 			t.Run(fmt.Sprintf("%.12s-%d", name, len(caps.APIVersions())), func(t *testing.T) {
 				cr := sample(t, func(cr *trustyv1.TrustyAIService) { cr.Name = name })
@@ -103,6 +105,12 @@ func TestNamesMatchTheChart(t *testing.T) {
 				assert.Contains(t, got, "Deployment")
 				assert.Contains(t, got, "Service/tls")
 				assert.Contains(t, got, "PersistentVolumeClaim")
+				if caps.Has(destinationRuleGVK) {
+					assert.Contains(t, got, "DestinationRule")
+					assert.Contains(t, got, "VirtualService")
+				} else {
+					assert.NotContains(t, got, "DestinationRule")
+				}
 				if caps.Has(sccGVK) {
 					assert.Contains(t, got, "Route")
 					assert.Contains(t, got, "ConfigMap/service-ca")

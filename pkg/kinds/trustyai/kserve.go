@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,7 +43,7 @@ func loggerURL(cr *trustyv1.TrustyAIService, tlsMode string) string {
 }
 
 // eligible says whether an InferenceService gets the logger.
-func eligible(isvc *unstructured.Unstructured, serverless bool) bool {
+func eligible(isvc metav1.Object, serverless bool) bool {
 	switch isvc.GetAnnotations()[annotationDeploymentMode] {
 	case "RawDeployment", "Standard":
 		return true
@@ -93,16 +94,34 @@ func (k *Kind) inferenceServices(ctx context.Context, ns string) ([]unstructured
 	return list.Items, nil
 }
 
-// wireInferenceServices points the namespace's InferenceServices at url.
+// istioServed says whether the cluster serves Istio's DestinationRule and
+// VirtualService APIs (where the service has TLS, the chart then renders
+// the mesh's routes for sidecarClients).
+func (k *Kind) istioServed() bool {
+	if k.Capabilities == nil {
+		return false
+	}
+	caps, err := k.Capabilities()
+	return err == nil && clusterOf(caps).Istio
+}
+
+// wireInferenceServices points the namespace's InferenceServices at url;
+// with Istio, a sidecarClient at the plain http port its sidecar sends on
+// over TLS (sidecarLoggerURL).
 func (k *Kind) wireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIService, url string, serverless bool) ([]outcome, error) {
 	isvcs, err := k.inferenceServices(ctx, cr.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]any{"mode": "all", "url": url}
+	istio := k.istioServed()
 	var outs []outcome
 	for i := range isvcs {
 		isvc := &isvcs[i]
+		url := url
+		if istio && sidecarClient(isvc, serverless) {
+			url = sidecarLoggerURL(url)
+		}
+		want := map[string]any{"mode": "all", "url": url}
 		if !eligible(isvc, serverless) {
 			if ownsFields(isvc) {
 				// No longer ours to configure (the switch went off): give it back.

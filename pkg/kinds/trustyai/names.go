@@ -26,6 +26,8 @@ func bundleName(cr string) string           { return cr + "-ca-bundle" }
 func serviceCAName(cr string) string        { return cr + "-service-ca" }
 func trustedCAName(cr string) string        { return cr + "-trusted-ca" }
 func selfSignedIssuerName(cr string) string { return cr + "-selfsigned" }
+func destinationRuleName(cr string) string  { return cr + "-internal" }
+func virtualServiceName(cr string) string   { return cr + "-redirect" }
 
 // proxyBindingName is the cluster-wide ClusterRoleBinding of the CR's proxy
 // ServiceAccount. Not upstream's "<name>-<namespace>-proxy-rolebinding":
@@ -65,6 +67,8 @@ func chartNames(cr string) map[string]string {
 		"Ingress":                               cr,
 		"ServiceMonitor":                        cr,
 		"Issuer":                                selfSignedIssuerName(cr),
+		"DestinationRule":                       destinationRuleName(cr),
+		"VirtualService":                        virtualServiceName(cr),
 		"Certificate/" + tlsSecretName(cr):      tlsSecretName(cr),
 		"Certificate/" + internalSecretName(cr): internalSecretName(cr),
 	}

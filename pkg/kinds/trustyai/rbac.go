@@ -14,7 +14,10 @@ package trustyai
 // spec.predictor.logger only; ModelMesh's Deployments (the Deployment rule
 // the chart needs anyway): watched as metadata by label, listed by label,
 // and patched by server-side apply of the payload processor and the
-// certificate only (the model-server wiring).
+// certificate only (the model-server wiring). Istio's DestinationRules and
+// VirtualServices: the chart's (the mesh's routes), which Helm creates,
+// reads by name, patches and deletes; optional, so neither listed nor
+// watched; Gather lists InferenceServices (as metadata) for them.
 //
 // +kubebuilder:rbac:groups=trustyai.opendatahub.io,resources=trustyaiservices,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=trustyai.opendatahub.io,resources=trustyaiservices/status,verbs=get;update;patch
@@ -28,3 +31,4 @@ package trustyai
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates;issuers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=serving.kserve.io,resources=inferenceservices,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=networking.istio.io,resources=destinationrules;virtualservices,verbs=get;create;patch;delete

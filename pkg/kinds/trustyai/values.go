@@ -25,6 +25,8 @@ const (
 // cluster is what the translation knows of the target cluster.
 type cluster struct {
 	Route, ServiceMonitor, OpenShift, CertManager, KServe bool
+	// Istio: the DestinationRule and VirtualService APIs (v1beta1), both.
+	Istio bool
 }
 
 // tlsMode is who creates the Secrets <name>-tls and <name>-internal:
@@ -51,6 +53,10 @@ type valuesInputs struct {
 	DatabaseCA bool
 	// Trust is the CA bundle to mount: its ConfigMap ("" for none) and hash.
 	TrustConfigMap, TrustHash string
+	// SidecarClients is true when a model server of the namespace that logs
+	// to the service has an Istio sidecar (sidecarClient; offline, when
+	// Istio's APIs are assumed).
+	SidecarClients bool
 }
 
 // chartValues are the values of the trustyai-service chart
@@ -70,6 +76,7 @@ type chartValues struct {
 	Capabilities            capabilityValues  `json:"capabilities"`
 	Trust                   trustValues       `json:"trust"`
 	Ingress                 ingressValues     `json:"ingress"`
+	Istio                   istioValues       `json:"istio"`
 	PodAnnotations          map[string]string `json:"podAnnotations,omitempty"`
 }
 
@@ -107,6 +114,14 @@ type capabilityValues struct {
 	ServiceMonitor bool `json:"serviceMonitor"`
 	OpenShift      bool `json:"openshift"`
 	CertManager    bool `json:"certManager"`
+	Istio          bool `json:"istio"`
+}
+
+// istioValues: the chart renders the mesh's routes to the service
+// (DestinationRule <name>-internal, VirtualService <name>-redirect) for
+// model servers with an Istio sidecar.
+type istioValues struct {
+	SidecarClients bool `json:"sidecarClients"`
 }
 
 // ingressValues expose the service where there is no Route API; no
@@ -178,8 +193,9 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 		TLS:     tlsValues{Mode: in.Platform.tlsMode()},
 		Capabilities: capabilityValues{
 			Route: in.Platform.Route, ServiceMonitor: in.Platform.ServiceMonitor,
-			OpenShift: in.Platform.OpenShift, CertManager: in.Platform.CertManager,
+			OpenShift: in.Platform.OpenShift, CertManager: in.Platform.CertManager, Istio: in.Platform.Istio,
 		},
+		Istio: istioValues{SidecarClients: in.SidecarClients},
 		Trust: trustValues{ConfigMapName: in.TrustConfigMap, ServiceCA: in.Platform.OpenShift, ClusterTrustedCA: in.Platform.OpenShift},
 	}
 	if !in.Platform.Route && in.Settings.IngressDomain != "" {
