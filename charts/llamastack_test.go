@@ -182,8 +182,8 @@ func TestLlamaStackChartStartsOnTheRunConfiguration(t *testing.T) {
 	for _, want := range []string{
 		`exec python3 -m llama_stack.distribution.server.server --config "$cfg"`,
 		`exec python3 -m llama_stack.core.server.server "$cfg"`,
-		`exec uvicorn llama_stack.core.server.server:create_app --factory`,
-		"cfg=/etc/llama-stack/config.yaml",
+		`exec uvicorn llama_stack.core.server.server:create_app "$@"`, "--factory --host 0.0.0.0",
+		"cfg=${LLAMA_STACK_CONFIG:-/etc/llama-stack/config.yaml}",
 	} {
 		assert.Contains(t, script, want)
 	}
@@ -229,6 +229,40 @@ func TestLlamaStackChartAnyUIDBinding(t *testing.T) {
 			assert.Nil(t, sc.RunAsUser)
 			require.NotNil(t, sc.FSGroup)
 			assert.Equal(t, int64(1001), *sc.FSGroup)
+		})
+	}
+}
+
+// The probes follow how the server answers: GET /v1/health over http, over
+// https for a server with TLS, a TCP connect when it requires client
+// certificates (which the kubelet cannot present).
+func TestLlamaStackChartProbesFollowTheServersTLS(t *testing.T) {
+	for serves, check := range map[string]func(*testing.T, *corev1.Probe){
+		"": func(t *testing.T, p *corev1.Probe) {
+			require.NotNil(t, p.HTTPGet)
+			assert.Equal(t, "/v1/health", p.HTTPGet.Path)
+			assert.Empty(t, p.HTTPGet.Scheme)
+		},
+		"https": func(t *testing.T, p *corev1.Probe) {
+			require.NotNil(t, p.HTTPGet)
+			assert.Equal(t, corev1.URISchemeHTTPS, p.HTTPGet.Scheme)
+		},
+		"mtls": func(t *testing.T, p *corev1.Probe) {
+			assert.Nil(t, p.HTTPGet)
+			require.NotNil(t, p.TCPSocket)
+			assert.Equal(t, "http", p.TCPSocket.Port.String())
+		},
+	} {
+		t.Run("serves "+serves, func(t *testing.T) {
+			vals := map[string]any{}
+			if serves != "" {
+				vals["container"] = map[string]any{"name": "llama-stack", "port": 8321, "serves": serves}
+			}
+			c := llsdDeployment(t, vals).Spec.Template.Spec.Containers[0]
+			for _, p := range []*corev1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe} {
+				require.NotNil(t, p)
+				check(t, p)
+			}
 		})
 	}
 }

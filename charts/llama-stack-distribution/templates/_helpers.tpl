@@ -126,11 +126,14 @@ LLAMA_STACK_CONFIG. The server's module moved between releases, so the
 installed llama_stack's version picks the command: before 0.2.17 the
 distribution module with --config, before 0.3.0 the core module with the path,
 from 0.3.0 uvicorn on the app factory (which reads LLAMA_STACK_CONFIG; so still at 0.7.1) with
-the port and workers. An unreadable version starts the newest way.
+the port and workers, and the configuration's server.tls_keyfile,
+tls_certfile and tls_cafile as `llama stack run` passes them to uvicorn
+(HTTPS, and client certificates required with a CA). An unreadable version
+starts the newest way.
 */}}
 {{- define "llsd.startWithConfig" -}}
 set -e
-cfg=/etc/llama-stack/config.yaml
+cfg=${LLAMA_STACK_CONFIG:-/etc/llama-stack/config.yaml}
 form=$(python3 -c '
 import re
 from importlib.metadata import version
@@ -143,6 +146,44 @@ print("distribution" if v and v < (0, 2, 17) else "core" if v and v < (0, 3, 0) 
 case "$form" in
   distribution) exec python3 -m llama_stack.distribution.server.server --config "$cfg" ;;
   core) exec python3 -m llama_stack.core.server.server "$cfg" ;;
-  *) exec uvicorn llama_stack.core.server.server:create_app --factory --host 0.0.0.0 --port "${LLAMA_STACK_PORT:-8321}" --workers "${LLAMA_STACK_WORKERS:-1}" ;;
+  *)
+    set -- --factory --host 0.0.0.0 --port "${LLAMA_STACK_PORT:-8321}" --workers "${LLAMA_STACK_WORKERS:-1}"
+    tls=$(python3 -c '
+import sys, yaml
+with open(sys.argv[1]) as f:
+    s = (yaml.safe_load(f) or {}).get("server") or {}
+k, c, a = s.get("tls_keyfile"), s.get("tls_certfile"), s.get("tls_cafile")
+if k and c:
+    print(k); print(c); print(a or "")
+' "$cfg" 2>/dev/null) || tls=""
+    if [ -n "$tls" ]; then
+      key=$(printf '%s\n' "$tls" | sed -n 1p)
+      cert=$(printf '%s\n' "$tls" | sed -n 2p)
+      ca=$(printf '%s\n' "$tls" | sed -n 3p)
+      set -- "$@" --ssl-keyfile "$key" --ssl-certfile "$cert"
+      if [ -n "$ca" ]; then set -- "$@" --ssl-ca-certs "$ca" --ssl-cert-reqs 2; fi
+    fi
+    exec uvicorn llama_stack.core.server.server:create_app "$@" ;;
 esac
+{{- end -}}
+
+{{/*
+llsd.probe is the probes' handler: GET /v1/health over http, or https when
+the server serves TLS (the kubelet does not verify the certificate); a TCP
+connect when it requires client certificates, which the kubelet cannot
+present.
+*/}}
+{{- define "llsd.probe" -}}
+{{- $serves := .Values.container.serves | default "http" -}}
+{{- if eq $serves "mtls" -}}
+tcpSocket:
+  port: http
+{{- else -}}
+httpGet:
+  path: /v1/health
+  port: http
+  {{- if eq $serves "https" }}
+  scheme: HTTPS
+  {{- end }}
+{{- end -}}
 {{- end -}}

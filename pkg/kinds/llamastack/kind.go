@@ -110,7 +110,10 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	}
 	// The server is asked only while its pods are ready for the
 	// Deployment's current generation, at most once a minute.
-	if o.ServiceFound && o.ServiceURL != "" && o.Deployment != nil && o.Deployment.Status.AvailableReplicas > 0 && status.DeploymentCondition(o.Deployment, o.Replicas).Status == metav1.ConditionTrue {
+	// A server that requires client certificates is not asked: the
+	// operator has none to give (HealthCheck says so).
+	o.ServerRequiresClientCerts = serves(cr) == servesMTLS
+	if o.ServiceFound && o.ServiceURL != "" && !o.ServerRequiresClientCerts && o.Deployment != nil && o.Deployment.Status.AvailableReplicas > 0 && status.DeploymentCondition(o.Deployment, o.Replicas).Status == metav1.ConditionTrue {
 		info, known := k.servers().info(cr.UID, fmt.Sprintf("%d %s", o.Deployment.Generation, o.ServiceURL), o.ServiceURL)
 		o.Server, o.ServerAsked = &info, true
 		if !known {
@@ -173,7 +176,11 @@ func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.O
 		if port == 0 {
 			port = llamav1alpha1.DefaultServerPort
 		}
-		o.ServiceURL = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", name, cr.Namespace, port)
+		scheme := "http"
+		if serves(cr) != servesHTTP {
+			scheme = "https"
+		}
+		o.ServiceURL = fmt.Sprintf("%s://%s.%s.svc.cluster.local:%d", scheme, name, cr.Namespace, port)
 	}
 	if st := cr.Spec.Server.Storage; st != nil {
 		size := resource.MustParse(llamav1alpha1.DefaultStorageSize)

@@ -2,6 +2,7 @@ package llamastack
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,9 +58,14 @@ const (
 	TypeHealthCheck         = "HealthCheck"
 	ReasonHealthCheckPassed = "HealthCheckPassed"
 	ReasonHealthCheckFailed = "HealthCheckFailed"
+	// ReasonHealthCheckNotAsked: the server requires client certificates.
+	ReasonHealthCheckNotAsked = "HealthCheckNotAsked"
 	// HealthCheckPodsNotReady is HealthCheck's message before the server
 	// is asked.
 	HealthCheckPodsNotReady = "the server's pods are not ready"
+	// HealthCheckClientCerts is the HealthCheck message of a server that
+	// requires client certificates (spec.server.config.server.tlsCAFile).
+	HealthCheckClientCerts = "the server requires client certificates (spec.server.config.server.tlsCAFile), which the operator does not hold: it is not asked; its pods' readiness is a TCP connect"
 )
 
 // serverInfo is one probe's answer.
@@ -94,7 +100,7 @@ type probed struct {
 
 func newProber(client *http.Client) *prober {
 	if client == nil {
-		client = &http.Client{Timeout: probeTimeout}
+		client = &http.Client{Timeout: probeTimeout, Transport: serverTransport()}
 	}
 	return &prober{client: client, now: time.Now, slots: make(chan struct{}, maxInFlight), last: map[types.UID]probed{}, inFlight: map[types.UID]bool{}}
 }
@@ -272,4 +278,16 @@ func (k *Kind) Recheck(cr *llamav1alpha1.LlamaStackDistribution) time.Duration {
 		return probeRecheck
 	}
 	return 0
+}
+
+// serverTransport reaches the servers. A server with TLS of its own
+// (spec.server.config.server.tlsCertFile) presents a certificate of the
+// user's, whose CA the operator does not know: its certificate is not
+// verified, as the kubelet's probes do not verify it. Nothing is sent but
+// three GETs without credentials, and what comes back only fills status
+// (server version, providers, HealthCheck).
+func serverTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // see above
+	return t
 }

@@ -50,6 +50,9 @@ type observed struct {
 	// ServerAsked is true when the server's pods are ready and it is asked:
 	// until it answers, HealthCheck stays as it was.
 	ServerAsked bool
+	// ServerRequiresClientCerts is true when the server requires client
+	// certificates (typed config tlsCAFile): it is never asked.
+	ServerRequiresClientCerts bool
 	// AllowedFrom is TypeAllowedFromValid; nil when spec.network.allowedFrom is not set.
 	AllowedFrom *metav1.Condition
 	// Now stamps new transitions.
@@ -100,6 +103,8 @@ func computeStatus(prev llamav1alpha1.LlamaStackDistributionStatus, obs observed
 	status.Set(&st.Conditions, ready, gen, obs.Now)
 	switch {
 	case obs.Deleting:
+	case obs.ServerRequiresClientCerts:
+		status.Set(&st.Conditions, metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionUnknown, Reason: ReasonHealthCheckNotAsked, Message: HealthCheckClientCerts}, gen, obs.Now)
 	case obs.Server == nil && obs.ServerAsked:
 		// The answer is on its way: the condition stays until it comes.
 		if c := meta.FindStatusCondition(st.Conditions, TypeHealthCheck); c != nil {

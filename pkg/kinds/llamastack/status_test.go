@@ -155,6 +155,10 @@ func TestObserve(t *testing.T) {
 	assert.Equal(t, map[string]string{"starter": "img"}, map[string]string(o.AvailableDistributions))
 	assert.Equal(t, trust.ReasonConfigMapNotFound, o.Trust.Reason)
 	assert.Equal(t, "http://demo-service.team-a.svc.cluster.local:9000", o.ServiceURL)
+	tls := observe(newCR(func(cr *llamav1alpha1.LlamaStackDistribution) {
+		cr.Spec.Server.Config = &llamav1alpha1.ServerConfig{Server: &llamav1alpha1.ServerSettings{TLSCertFile: "/t/c", TLSKeyFile: "/t/k"}}
+	}), in, obs, "v9")
+	assert.Equal(t, "https://demo-service.team-a.svc.cluster.local:8321", tls.ServiceURL, "a server with TLS is reached over https")
 	require.NotNil(t, o.StorageRequested)
 	assert.Equal(t, llamav1alpha1.DefaultStorageSize, o.StorageRequested.String())
 
@@ -251,4 +255,15 @@ func TestAllowedFromCondition(t *testing.T) {
 	require.NotNil(t, c)
 	assert.True(t, strings.HasPrefix(c.Message, `1 entry is left out of the NetworkPolicy (the rest of the spec applies): spec.network.allowedFrom.namespaces[0] "Bad_NS" is not a namespace name`), c.Message)
 	assert.NotContains(t, c.Message, "did you mean", "no lowercase form is a name either")
+}
+
+// A server that requires client certificates is never asked: HealthCheck is
+// Unknown and says why, and the service URL is https.
+func TestServerRequiringClientCertsIsNotAsked(t *testing.T) {
+	obs := observed{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), ServiceFound: true, ServerRequiresClientCerts: true, Now: t0}
+	c := meta.FindStatusCondition(computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, obs).Conditions, TypeHealthCheck)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionUnknown, c.Status)
+	assert.Equal(t, ReasonHealthCheckNotAsked, c.Reason)
+	assert.Contains(t, c.Message, "tlsCAFile")
 }

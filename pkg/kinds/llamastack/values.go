@@ -142,6 +142,10 @@ type Container struct {
 	EnvFrom   []corev1.EnvFromSource       `json:"envFrom,omitempty"`
 	Command   []string                     `json:"command,omitempty"`
 	Args      []string                     `json:"args,omitempty"`
+	// Serves is how the server answers its port (the probes follow it):
+	// "http", "https" (typed config with a TLS pair) or "mtls" (with a CA
+	// too: client certificates required, which no probe presents).
+	Serves string `json:"serves,omitempty"`
 }
 
 // ServiceAccount says whether the chart creates the pods' ServiceAccount.
@@ -232,6 +236,9 @@ func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*char
 	}
 	if v.Container.Port == 0 {
 		v.Container.Port = llamav1alpha1.DefaultServerPort
+	}
+	if s := serves(cr); s != servesHTTP {
+		v.Container.Serves = s
 	}
 
 	image, err := distributionImage(server.Distribution, in.Distributions)
@@ -462,4 +469,25 @@ func distributionImage(d llamav1alpha1.DistributionType, table distributions.Tab
 	default:
 		return "", status.Invalid("spec.server.distribution", "set exactly one of name (a distribution name such as starter) or image")
 	}
+}
+
+// How a server answers its port.
+const (
+	servesHTTP  = "http"
+	servesHTTPS = "https"
+	servesMTLS  = "mtls"
+)
+
+// serves is how the CR's server answers its port: https when its typed
+// configuration names a TLS pair, mtls when it names a client CA too, http
+// otherwise (a userConfig's content is the user's: http is assumed).
+func serves(cr *llamav1alpha1.LlamaStackDistribution) string {
+	c := cr.Spec.Server.Config
+	if c == nil || c.Server == nil || c.Server.TLSCertFile == "" || c.Server.TLSKeyFile == "" {
+		return servesHTTP
+	}
+	if c.Server.TLSCAFile != "" {
+		return servesMTLS
+	}
+	return servesHTTPS
 }

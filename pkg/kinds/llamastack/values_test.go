@@ -356,3 +356,22 @@ func TestAnyUIDOnlyOnOpenShift(t *testing.T) {
 		assert.Equal(t, tc.want, v.AnyUID.Enabled, "setting %t, OpenShift %t", tc.setting, tc.openshift)
 	}
 }
+
+// A typed configuration with TLS makes the probes follow it: https with a
+// TLS pair, a TCP connect when client certificates are required.
+func TestServesFollowsTheTypedTLS(t *testing.T) {
+	for want, srv := range map[string]*llamav1alpha1.ServerSettings{
+		"":      nil,
+		"https": {TLSCertFile: "/tls/tls.crt", TLSKeyFile: "/tls/tls.key"},
+		"mtls":  {TLSCertFile: "/tls/tls.crt", TLSKeyFile: "/tls/tls.key", TLSCAFile: "/tls/ca.crt"},
+	} {
+		c := cr(func(c *llamav1alpha1.LlamaStackDistribution) {
+			c.Spec.Server.Config = &llamav1alpha1.ServerConfig{Server: srv, Providers: &llamav1alpha1.Providers{Inference: []llamav1alpha1.Provider{
+				{ProviderID: "vllm", ProviderType: "remote::vllm"},
+			}}}
+		})
+		v, err := translate(c, valuesInputs{Distributions: table})
+		require.NoError(t, err, want)
+		assert.Equal(t, want, v.Container.Serves)
+	}
+}
