@@ -66,24 +66,14 @@ var shapeStorage = &shape{
 //   - registered_resources holds the models, shields, vector_stores (0.2's
 //     vector_dbs, ids renamed) and tool_groups.
 func emitStorage(cfg *v1alpha1.ServerConfig, opts Options, v Version) (*object, error) {
-	doc := newObject()
-	doc.set("version", int64(SchemaVersion))
+	nameKey := "distro_name"
 	if v.Less(Version{0, 5, 0}) {
-		doc.set("image_name", opts.ImageName)
-	} else {
-		doc.set("distro_name", opts.ImageName)
+		nameKey = "image_name"
 	}
-
-	providers, err := providersV2(cfg.Providers)
+	doc, err := head(cfg, opts, nameKey)
 	if err != nil {
 		return nil, err
 	}
-	if len(opts.APIs) > 0 {
-		doc.set("apis", stringsAny(opts.APIs))
-	} else {
-		doc.setList("apis", sortedAny(providers.keys))
-	}
-	doc.setObject("providers", providers)
 	doc.set("storage", storage(cfg))
 
 	resources := newObject()

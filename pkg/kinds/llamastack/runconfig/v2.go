@@ -38,20 +38,10 @@ var shapeV2 = &shape{
 // in llama_stack/core/datatypes.py at v0.2.23, version 2). Keys follow that file's order;
 // empty sections are left out.
 func emitV2(cfg *v1alpha1.ServerConfig, opts Options, _ Version) (*object, error) {
-	doc := newObject()
-	doc.set("version", int64(SchemaVersion))
-	doc.set("image_name", opts.ImageName)
-
-	providers, err := providersV2(cfg.Providers)
+	doc, err := head(cfg, opts, "image_name")
 	if err != nil {
 		return nil, err
 	}
-	if len(opts.APIs) > 0 {
-		doc.set("apis", stringsAny(opts.APIs))
-	} else {
-		doc.setList("apis", sortedAny(providers.keys))
-	}
-	doc.setObject("providers", providers)
 	doc.setObject("metadata_store", kvStoreV2(cfg.MetadataStore))
 	doc.setObject("inference_store", sqlStoreV2(cfg.InferenceStore))
 
@@ -241,4 +231,24 @@ func serverV2(s *v1alpha1.ServerSettings, port int32) (*object, error) {
 	}
 	o.setObject("auth", auth)
 	return o, nil
+}
+
+// head starts a run.yaml of either layout: the schema version, the
+// distribution's name under nameKey, the APIs (given, or those with
+// providers) and the providers.
+func head(cfg *v1alpha1.ServerConfig, opts Options, nameKey string) (*object, error) {
+	doc := newObject()
+	doc.set("version", int64(SchemaVersion))
+	doc.set(nameKey, opts.ImageName)
+	providers, err := providersV2(cfg.Providers)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.APIs) > 0 {
+		doc.set("apis", stringsAny(opts.APIs))
+	} else {
+		doc.setList("apis", sortedAny(providers.keys))
+	}
+	doc.setObject("providers", providers)
+	return doc, nil
 }
