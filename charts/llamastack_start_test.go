@@ -21,15 +21,7 @@ import (
 // factory, which reads LLAMA_STACK_CONFIG) uvicorn on the factory with the
 // port and workers of LLAMA_STACK_PORT and LLAMA_STACK_WORKERS.
 func TestLlamaStackStartCommandFollowsTheInstalledServer(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	python, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		t.Skip("no python3")
-	}
-	realPython := strings.TrimSpace(string(python))
+	sh, realPython := startScriptTools(t)
 
 	d := llsdDeployment(t, map[string]any{"userConfig": map[string]any{"configMapName": "mine"}})
 	c := d.Spec.Template.Spec.Containers[0]
@@ -85,14 +77,7 @@ func TestLlamaStackStartCommandFollowsTheInstalledServer(t *testing.T) {
 // server.tls_keyfile and tls_certfile, client certificates required when
 // tls_cafile is set; nothing when they are not both set.
 func TestLlamaStackStartCommandServesTheConfiguredTLS(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	python, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		t.Skip("no python3")
-	}
+	sh, python := startScriptTools(t)
 	d := llsdDeployment(t, map[string]any{"userConfig": map[string]any{"configMapName": "mine"}})
 	c := d.Spec.Template.Spec.Containers[0]
 	require.Len(t, c.Command, 3)
@@ -119,10 +104,25 @@ func TestLlamaStackStartCommandServesTheConfiguredTLS(t *testing.T) {
 			}
 			require.NoError(t, os.WriteFile(cfg, []byte(body), 0o644))
 			cmd := exec.Command(c.Command[0], c.Command[1], c.Command[2])
-			cmd.Env = []string{"PATH=" + bin + ":" + filepath.Dir(strings.TrimSpace(string(python))) + ":/usr/bin:/bin", "PYTHONPATH=" + site, "PYTHONNOUSERSITE=1", "LLAMA_STACK_CONFIG=" + cfg}
+			cmd.Env = []string{"PATH=" + bin + ":" + filepath.Dir(python) + ":/usr/bin:/bin", "PYTHONPATH=" + site, "PYTHONNOUSERSITE=1", "LLAMA_STACK_CONFIG=" + cfg}
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, string(out))
 			assert.Equal(t, tc.want, strings.TrimSpace(string(out)))
 		})
 	}
+}
+
+// startScriptTools are the shell and the python3 the start script runs with
+// (the images have both); the test is skipped on a machine without them.
+func startScriptTools(t *testing.T) (sh, python string) {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skip("no python3")
+	}
+	return sh, strings.TrimSpace(string(out))
 }
