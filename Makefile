@@ -44,7 +44,7 @@ tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager
 .PHONY: manifests
 manifests: tools ## Generate the CRDs and RBAC from the API types and markers.
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/controller/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/operator/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate
 generate: tools ## Generate deepcopy code.
@@ -75,7 +75,7 @@ render: ## Print what the operator would apply for the samples, offline (RENDER_
 
 .PHONY: test-unit
 test-unit: tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate).
-	go test $(GOTESTFLAGS) $$(go list ./... | grep -v /test/)
+	go test $(GOTESTFLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/localcluster)
 
 # How long test-fuzz mutates each fuzz target (make test-fuzz FUZZTIME=30m for a long run).
 FUZZTIME ?= 5s
@@ -89,7 +89,7 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter and the settings parsers f
 
 .PHONY: test-integration
 test-integration: tools ## Envtest integration (the real manager against a real kube-apiserver and etcd), the tests on the local cluster (GC, rollouts, RBAC, metrics, one leader) and the fault tests shortened (kills, outages, leader change, soak).
-	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -timeout 30m -count=1 ./test/integration/... ./test/localcluster/... ./test/cluster/... ./test/faults/...
+	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/cluster/... ./test/faults/...
 
 .PHONY: test-faults
 test-faults: tools ## The fault tests in full (about 50 minutes): more CRs and kill rounds, 30 s outages, a graceful API server restart, the shipped lease timing and pending-release grace, a 30-minute soak of 300 CRs. FAULTS_SEED=n replays a run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test-e2e: the local cluster of test/localcluster (controllers, scheduler,
+# make test-e2e: the local cluster of internal/localcluster (controllers, scheduler,
 # simulated nodes), then the kuttl suites of test/e2e against it (kuttl starts
 # the operator in the background); the cluster is stopped however kuttl ends.
 #   hack/e2e.sh [kuttl flags, e.g. --test storage]

@@ -1,5 +1,5 @@
 # Sourced by hack/demo.sh and hack/e2e.sh: start the local cluster of
-# test/localcluster (hack/controlplane) in the background.
+# internal/localcluster (hack/controlplane) in the background.
 #   start_local_cluster DIR    sets LOCAL_CLUSTER_PID and KUBECONFIG; exits the script if it does not start
 start_local_cluster() {
   local dir=$1

@@ -12,9 +12,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/memlimit"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/metricsauth"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -33,9 +33,9 @@ func runCommand(args []string, stderr io.Writer) error {
 	probeAddr := fs.String("health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	leaderElect := fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
 	leaderNS := fs.String("leader-election-namespace", "", "namespace of the leader election lease (default: the operator's namespace)")
-	leaseDuration := fs.Duration("leader-elect-lease-duration", controller.DefaultLeaseDuration, "how long a lease holds without renewal: a leader that dies without stepping down is replaced after this")
-	renewDeadline := fs.Duration("leader-elect-renew-deadline", controller.DefaultRenewDeadline, "how long a leader retries renewing before it gives up and exits (longer than the API server outages it should ride out)")
-	retryPeriod := fs.Duration("leader-elect-retry-period", controller.DefaultRetryPeriod, "how often leader election acts")
+	leaseDuration := fs.Duration("leader-elect-lease-duration", operator.DefaultLeaseDuration, "how long a lease holds without renewal: a leader that dies without stepping down is replaced after this")
+	renewDeadline := fs.Duration("leader-elect-renew-deadline", operator.DefaultRenewDeadline, "how long a leader retries renewing before it gives up and exits (longer than the API server outages it should ride out)")
+	retryPeriod := fs.Duration("leader-elect-retry-period", operator.DefaultRetryPeriod, "how often leader election acts")
 	qps := fs.Float64("kube-api-qps", -1, "client-side limit on requests per second to the API server; negative: none, API Priority and Fairness throttles on the server")
 	burst := fs.Int("kube-api-burst", 0, "client-side burst above --kube-api-qps (with a positive QPS; 0: twice the QPS)")
 	grace := fs.Duration("pending-release-grace", release.DefaultPendingGrace, "how long a release left pending (by a process killed mid-install or mid-upgrade) is left alone before it is marked failed and upgraded; must exceed the longest Helm action of a replica that lost its lease")
@@ -79,7 +79,7 @@ func runCommand(args []string, stderr io.Writer) error {
 	if *qps > 0 && *burst <= 0 {
 		cfg.Burst = int(2 * *qps)
 	}
-	mgr, err := controller.NewManager(cfg, controller.ManagerOptions{
+	mgr, err := operator.NewManager(cfg, operator.ManagerOptions{
 		Watches:                 ws,
 		Namespaces:              namespaces,
 		MetricsAddr:             *metricsAddr,

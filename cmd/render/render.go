@@ -20,9 +20,9 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -222,7 +222,7 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	// The API server converts to the version the operator reads with the
 	// CRD's strategy; every CRD here converts with None (same schemas).
 	u.SetAPIVersion(w.GroupVersionKind().GroupVersion().String())
-	kind, err := controller.KindFor(*w, controller.Deps{OperatorNamespace: r.opts.operatorNamespace, SettingsConfigMap: settingsConfigMap, OfflineConfigMaps: r.opts.configMaps})
+	kind, err := operator.KindFor(*w, operator.Deps{OperatorNamespace: r.opts.operatorNamespace, SettingsConfigMap: settingsConfigMap, OfflineConfigMaps: r.opts.configMaps})
 	if err != nil {
 		return "", err
 	}
@@ -302,7 +302,7 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
 		}
-		meta, err := controller.MetaFor(*w)
+		meta, err := operator.MetaFor(*w)
 		if err != nil {
 			return err
 		}

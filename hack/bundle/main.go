@@ -12,9 +12,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/bundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
 )
 
 func main() {
@@ -23,14 +23,14 @@ func main() {
 	bundleImage := flag.String("bundle-image", "", "the bundle's image, as the catalog names it (quay.io/ai-stack-operator/ai-stack-operator-bundle:v<version> when empty)")
 	check := flag.Bool("check", false, "write nothing; fail when the files on disk differ")
 	flag.Parse()
-	if err := run(bundle.Options{Root: ".", Version: *version, Image: *image, BundleImage: *bundleImage, RelatedImages: RelatedImages()}, *check); err != nil {
+	if err := run(olm.Options{Root: ".", Version: *version, Image: *image, BundleImage: *bundleImage, RelatedImages: RelatedImages()}, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
 }
 
-func run(o bundle.Options, check bool) error {
-	files, err := bundle.Generate(o)
+func run(o olm.Options, check bool) error {
+	files, err := olm.Generate(o)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func run(o bundle.Options, check bool) error {
 		want[f.Path] = true
 	}
 	stale, _ := filepath.Glob("bundle/manifests/*")
-	more, _ := filepath.Glob(bundle.CatalogDir + "/*/*")
+	more, _ := filepath.Glob(olm.CatalogDir + "/*/*")
 	stale = append(stale, more...)
 	var drift []string
 	for _, p := range stale {

@@ -1,4 +1,4 @@
-// Command controlplane starts the local cluster of test/localcluster (etcd,
+// Command controlplane starts the local cluster of internal/localcluster (etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok's simulated
 // nodes, from KUBEBUILDER_ASSETS), installs the CRDs of config/crd/bases,
 // writes a kubeconfig and runs until interrupted; then it stops every process
@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
+	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
 )
 
 func main() {

@@ -8,10 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 )
 
 // Deps are what every kind needs from the running operator; kinds embed
@@ -31,9 +32,10 @@ type Deps struct {
 	OperatorNamespace, SettingsConfigMap string
 	// Environ is the process environment (RELATED_IMAGE_*); os.Environ when nil.
 	Environ func() []string
-	// Bundles remembers the CA bundle ConfigMaps the operator wrote (nil:
-	// they are read whole every time).
-	Bundles *WrittenBundles
+	// Bundles is the CA bundle store's cache: the bundle ConfigMaps the
+	// operator wrote and the last merges (nil: bundles are read whole and
+	// merged every time).
+	Bundles *cabundle.Cache
 	// ConfigMapMetadata reads the cache of ConfigMap metadata that the
 	// reconcilers watch (nil: none). An optional ConfigMap that it does not
 	// hold is not asked for: see cachedAbsent.
@@ -72,7 +74,7 @@ func (d Deps) OperatorConfigMapData(ctx context.Context, name string) (map[strin
 	if d.APIReader == nil {
 		return d.OfflineConfigMaps[name], nil
 	}
-	if cachedAbsent(ctx, d.ConfigMapMetadata, client.ObjectKey{Namespace: d.OperatorNamespace, Name: name}) {
+	if cabundle.KnownAbsent(ctx, d.ConfigMapMetadata, client.ObjectKey{Namespace: d.OperatorNamespace, Name: name}) {
 		return nil, nil
 	}
 	cm, err := GetOptional(ctx, d.APIReader, d.OperatorNamespace, name, &corev1.ConfigMap{})
@@ -101,25 +103,9 @@ func (d Deps) SharedConfigMapsWith(also ...string) []string {
 	return out
 }
 
-// Bundle is the I/O of the merged CA bundles of CRs of the owner kind.
-func (d Deps) Bundle(owner schema.GroupVersionKind) CABundle {
-	return CABundle{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner, Written: d.Bundles, Metadata: d.ConfigMapMetadata}
-}
-
-// cachedAbsent says whether the cache of ConfigMap metadata (nil: none)
-// knows that a ConfigMap does not exist. Optional ConfigMaps (the operator's
-// settings, Open Data Hub's bundle, the operator's own CA bundle) are read on
-// every reconcile and are mostly absent; the cache answers that without a
-// request. Should one appear, its event reconciles the CRs that read it (the
-// watch that fills the cache). A cache that cannot tell (a namespace it does
-// not cover) says false, and the API server is asked.
-func cachedAbsent(ctx context.Context, metadata client.Reader, key client.ObjectKey) bool {
-	if metadata == nil {
-		return false
-	}
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	return apierrors.IsNotFound(metadata.Get(ctx, key, m))
+// Bundle is the store of the merged CA bundles of CRs of the owner kind.
+func (d Deps) Bundle(owner schema.GroupVersionKind) cabundle.Store {
+	return cabundle.Store{Client: d.Client, Reader: d.APIReader, Recorder: d.Recorder, Owner: owner, Cache: d.Bundles, Metadata: d.ConfigMapMetadata, ManagedLabel: LabelManaged}
 }
 
 // GetOptional reads an object; it returns nil without error when it does not exist.

@@ -13,8 +13,8 @@ import (
 // The CRs of a namespace read the same sources (its Open Data Hub bundle, the
 // public roots), and an edit of one reconciles them all at once: each merge
 // parses every certificate again and encodes a bundle of over 170 KiB (the public roots).
-// Resolve remembers the last few merges, by their inputs, for a minute (the
-// expiry warnings are as of the merge).
+// A MergeCache remembers the last few merges, by their inputs, for a minute
+// (the expiry warnings are as of the merge).
 const (
 	memoSize = 4
 	memoTTL  = time.Minute
@@ -27,17 +27,21 @@ type memoEntry struct {
 	err    error
 }
 
-type mergeMemo struct {
+// MergeCache is a cache of the last merges (Request.Merges); its zero value
+// is empty and ready. Its owner (the CA bundle store's cache) keeps it for
+// the life of the process.
+type MergeCache struct {
 	mu      sync.Mutex
 	entries []memoEntry // most recent first
 }
 
-var merges mergeMemo
-
-// merge is Merge(sources, Options{}) with the memo: a result of the same
+// merge is Merge(sources, Options{}) through the cache: a result of the same
 // inputs less than memoTTL old is returned again. The Bundle is shared:
-// callers do not modify it.
-func (m *mergeMemo) merge(sources []Source, now time.Time) (*Bundle, error) {
+// callers do not modify it. A nil cache merges every time.
+func (m *MergeCache) merge(sources []Source, now time.Time) (*Bundle, error) {
+	if m == nil {
+		return Merge(sources, Options{Now: now})
+	}
 	key := sourcesKey(sources)
 	m.mu.Lock()
 	for _, e := range m.entries {

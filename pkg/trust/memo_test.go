@@ -11,7 +11,7 @@ import (
 // older result, and for inputs that only a naive concatenation would confuse.
 func TestMergeMemo(t *testing.T) {
 	f := getFixtures(t)
-	m := &mergeMemo{}
+	m := &MergeCache{}
 	src := []Source{{Name: "odh", Data: map[string]string{"a.crt": f.caA.pem}}, {Name: "public roots", DER: [][]byte{f.caB.der}}}
 
 	first, err := m.merge(src, testNow)
@@ -63,7 +63,7 @@ func TestMergeMemo(t *testing.T) {
 
 // A refusal is remembered as well: the same bad input gives the same error.
 func TestMergeMemoKeepsErrors(t *testing.T) {
-	m := &mergeMemo{}
+	m := &MergeCache{}
 	bad := []Source{{Name: "mine", Strict: true, Data: map[string]string{"ca.crt": "not a certificate"}}}
 	_, err1 := m.merge(bad, testNow)
 	_, err2 := m.merge(bad, testNow)

@@ -61,6 +61,8 @@ type Request struct {
 	Conflict error
 	// LastGood is the content hash of the bundle written earlier; "" when none.
 	LastGood string
+	// Merges remembers the last merges (nil: merge every time).
+	Merges *MergeCache
 }
 
 // ConfigMap is the content of a ConfigMap source.
@@ -168,7 +170,7 @@ func Resolve(req Request, lookup Lookup) (Outcome, error) {
 	for _, src := range sources {
 		out.Sources = append(out.Sources, src.Name)
 	}
-	b, err := merges.merge(sources, time.Now())
+	b, err := req.Merges.merge(sources, time.Now())
 	var tl *TooLargeError
 	switch {
 	case errors.As(err, &tl):

@@ -1,5 +1,5 @@
 // Package cluster runs the operator's manager against the local cluster of
-// test/localcluster (controllers, scheduler, simulated nodes), for what
+// internal/localcluster (controllers, scheduler, simulated nodes), for what
 // needs real pods, rollouts and garbage collection.
 package cluster
 
@@ -20,11 +20,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
-	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -50,7 +50,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cluster.Stop()
-	k8s, err = client.New(cluster.Config, client.Options{Scheme: controller.Scheme()})
+	k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -71,20 +71,20 @@ func startOperator(t *testing.T) (stop func()) {
 
 // runManager runs a manager with the suite's options (changed by tune, if
 // given) until the returned function is called.
-func runManager(t *testing.T, cfg *rest.Config, tune func(*controller.ManagerOptions)) (stop func()) {
+func runManager(t *testing.T, cfg *rest.Config, tune func(*operator.ManagerOptions)) (stop func()) {
 	t.Helper()
 	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := controller.ManagerOptions{
+	o := operator.ManagerOptions{
 		Watches: ws, MetricsAddr: "0", ProbeAddr: "0", OperatorNamespace: "ai-stack-operator-system",
 		SettingsConfigMap: "ai-stack-operator-config", SkipControllerNameValidation: true,
 	}
 	if tune != nil {
 		tune(&o)
 	}
-	mgr, err := controller.NewManager(cfg, o)
+	mgr, err := operator.NewManager(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 )
 
 // writeCounter counts the writes a manager sends, leader election aside.
@@ -42,7 +42,7 @@ func TestOneLeaderReconciles(t *testing.T) {
 		cfg := rest.CopyConfig(cluster.Config)
 		counter := &writes[i]
 		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return writeCounter{next: rt, writes: counter} }
-		stop := runManager(t, cfg, func(o *controller.ManagerOptions) {
+		stop := runManager(t, cfg, func(o *operator.ManagerOptions) {
 			o.LeaderElection, o.LeaderElectionNamespace = true, "ai-stack-operator-system"
 		})
 		defer stop()

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 )
 
 // token returns a token of a new ServiceAccount, bound to the ClusterRole if
@@ -61,7 +61,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 
-	stop := runManager(t, operatorConfig(t, ctx), func(o *controller.ManagerOptions) { o.MetricsAddr = addr })
+	stop := runManager(t, operatorConfig(t, ctx), func(o *operator.ManagerOptions) { o.MetricsAddr = addr })
 	defer stop()
 
 	// The certificate is self-signed: this checks authorization, not TLS.

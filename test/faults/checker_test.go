@@ -21,7 +21,7 @@ import (
 func TestCheckerFindsWhatIsWrong(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "checker")
-	op := operator(t, "checker-op", "")
+	op := runOperator(t, "checker-op", "")
 	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}

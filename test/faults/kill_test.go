@@ -16,7 +16,7 @@ func TestKilledMidFlight(t *testing.T) {
 	ns := newNamespace(t, "killed")
 	crs := batch(ns, scale(16, 80))
 	rounds := scale(3, 6)
-	op := operator(t, "killed-op", "")
+	op := runOperator(t, "killed-op", "")
 
 	kills := func(phase string) {
 		for r := 1; r <= rounds; r++ {

@@ -24,7 +24,7 @@ func TestLeaderChange(t *testing.T) {
 	args := append([]string{"--leader-elect"}, timing...)
 
 	// One replica alone: the writes a batch costs.
-	solo := operator(t, "leader-solo", "", args...)
+	solo := runOperator(t, "leader-solo", "", args...)
 	if err := solo.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestLeaderChange(t *testing.T) {
 	t.Logf("one replica: %d writes for %d CRs", single, n)
 
 	// Two replicas; the one that writes first leads.
-	replicas := map[string]*chaos.Operator{"leader-a": operator(t, "leader-a", "", args...), "leader-b": operator(t, "leader-b", "", args...)}
+	replicas := map[string]*chaos.Operator{"leader-a": runOperator(t, "leader-a", "", args...), "leader-b": runOperator(t, "leader-b", "", args...)}
 	for _, o := range replicas {
 		if err := o.Start(); err != nil {
 			t.Fatal(err)

@@ -31,11 +31,11 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/test/chaos"
-	"github.com/ai-stack-operator/ai-stack-operator/test/localcluster"
 )
 
 const operatorNamespace = "ai-stack-operator-system"
@@ -86,7 +86,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cluster.Stop()
-	k8s, err = client.New(cluster.Config, client.Options{Scheme: controller.Scheme()})
+	k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -118,11 +118,11 @@ func seed(t *testing.T) *rand.Rand {
 	return rand.New(rand.NewSource(s))
 }
 
-// operator is the operator's binary as user (a client certificate of its
+// runOperator runs the operator's binary as user (a client certificate of its
 // own, so the audit log tells its writes apart), with kubeconfig instead of
 // the user's own when given. It is stopped at the end of the test, and its
 // log printed if the test failed.
-func operator(t *testing.T, user, kubeconfig string, args ...string) *chaos.Operator {
+func runOperator(t *testing.T, user, kubeconfig string, args ...string) *chaos.Operator {
 	t.Helper()
 	kc, err := cluster.UserKubeconfig(user)
 	if err != nil {
@@ -326,7 +326,7 @@ func mustRun(t *testing.T, o *chaos.Operator, when string) {
 // about namespace ns (no upgrade, repair, status or event).
 func freshWritesNothing(t *testing.T, user, ns string, d time.Duration) {
 	t.Helper()
-	fresh := operator(t, user, "")
+	fresh := runOperator(t, user, "")
 	if err := fresh.Start(); err != nil {
 		t.Fatal(err)
 	}

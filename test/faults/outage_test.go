@@ -29,7 +29,7 @@ func TestAPIServerOutages(t *testing.T) {
 	defer proxy.Close()
 	ns := newNamespace(t, "outage")
 	crs := batch(ns, scale(8, 40))
-	op := operator(t, "outage-op", kubeconfigVia(t, "outage-op", proxy.Addr()), "--leader-elect")
+	op := runOperator(t, "outage-op", kubeconfigVia(t, "outage-op", proxy.Addr()), "--leader-elect")
 	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestSoak(t *testing.T) {
 		// go tool pprof http://$FAULTS_PPROF/debug/pprof/heap while it runs.
 		pprof = []string{"--pprof-bind-address", addr}
 	}
-	op := operator(t, "soak-op", "", pprof...)
+	op := runOperator(t, "soak-op", "", pprof...)
 	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}

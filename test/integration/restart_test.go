@@ -12,8 +12,8 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,7 +43,7 @@ func TestAFreshOperatorWritesNothing(t *testing.T) {
 
 	var writes, releaseReads atomic.Int64
 	var log requestLog
-	mgr, err := newOperator(restConfig, countingTransport{writes: &writes, releaseReads: &releaseReads, log: &log}, func(o *controller.ManagerOptions) {
+	mgr, err := newOperator(restConfig, countingTransport{writes: &writes, releaseReads: &releaseReads, log: &log}, func(o *operator.ManagerOptions) {
 		// A second manager in this process; the defaults of a real start
 		// (capabilities remembered for a minute, the sweep at start only).
 		o.SkipControllerNameValidation = true

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/controller"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -101,7 +101,7 @@ func run(m *testing.M) int {
 	}()
 
 	// Tests read and write through a direct client: what they see is the API server's truth.
-	k8s, err = client.New(cfg, client.Options{Scheme: controller.Scheme()})
+	k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -126,7 +126,7 @@ func run(m *testing.M) int {
 // watches.yaml with the suite's reconcile period, capabilities remembered
 // for 500 ms, a sweep every second, and its requests counted by counts;
 // tune changes the options.
-func newOperator(cfg *rest.Config, counts countingTransport, tune func(*controller.ManagerOptions)) (manager.Manager, error) {
+func newOperator(cfg *rest.Config, counts countingTransport, tune func(*operator.ManagerOptions)) (manager.Manager, error) {
 	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
 	if err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func newOperator(cfg *rest.Config, counts countingTransport, tune func(*controll
 		counts.next = rt
 		return counts
 	}
-	o := controller.ManagerOptions{
+	o := operator.ManagerOptions{
 		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
 		// Every server the operator asks is the suite's fake llama-stack.
 		ServerHTTPClient:  fakeLlamaStack.client(),
@@ -149,7 +149,7 @@ func newOperator(cfg *rest.Config, counts countingTransport, tune func(*controll
 	if tune != nil {
 		tune(&o)
 	}
-	return controller.NewManager(operatorCfg, o)
+	return operator.NewManager(operatorCfg, o)
 }
 
 // upstreamLlamaConfig is llama-stack-k8s-operator's ConfigMap in the

@@ -1,7 +1,7 @@
 package llamastack
 
 // What LlamaStackDistributions need, generated into config/rbac/role.yaml
-// (with the operator's own rules in pkg/controller) by `make manifests`.
+// (with the operator's own rules in pkg/operator) by `make manifests`.
 // No Secret verb at all: the chart renders no Secrets.
 //
 // +kubebuilder:rbac:groups=llamastack.io,resources=llamastackdistributions,verbs=get;list;watch;update;patch

@@ -5,13 +5,13 @@ import (
 	"slices"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
 // bundle is the I/O of the CR's merged CA bundle.
-func (k *Kind) bundle() release.CABundle {
+func (k *Kind) bundle() cabundle.Store {
 	return k.Bundle(llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind))
 }
 
@@ -19,7 +19,7 @@ func (k *Kind) bundle() release.CABundle {
 // ConfigMaps the chart renders on OpenShift, the public roots, and whether
 // the bundle's own name is free (stored is the operator's bundle, conflict
 // the error when a ConfigMap of that name is someone else's).
-func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources, stored *release.StoredBundle, conflict error) trust.Request {
+func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources, stored *cabundle.Stored, conflict error) trust.Request {
 	req := trust.Request{
 		Namespace:             cr.Namespace,
 		CrossNamespace:        s.CrossNamespaceCABundles,
@@ -46,7 +46,7 @@ func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources 
 // gatherTrust reads the bundle ConfigMap and the CA sources of a CR and
 // merges them. Problems the user fixes are in the outcome; API errors are
 // returned.
-func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources) (trust.Outcome, *release.StoredBundle, error) {
+func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources) (trust.Outcome, *cabundle.Stored, error) {
 	b := k.bundle()
 	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -23,7 +24,7 @@ type Inputs struct {
 	trust trust.Outcome
 	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
 	// the operator's (Prepare updates it).
-	stored *release.StoredBundle
+	stored *cabundle.Stored
 	// wiring is what Finish did to the model servers; nil before, and when
 	// the release failed.
 	wiring *wiring
@@ -140,7 +141,7 @@ func clusterOf(caps release.Capabilities) cluster {
 // trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift
 // the injected service CA and cluster trust, and the public roots (the
 // bundle replaces the JVM's and the proxy's trust stores).
-func trustRequest(cr *trustyv1.TrustyAIService, p cluster, stored *release.StoredBundle, conflict error) trust.Request {
+func trustRequest(cr *trustyv1.TrustyAIService, p cluster, stored *cabundle.Stored, conflict error) trust.Request {
 	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict}
 	if p.OpenShift {
 		req.Injected = []string{serviceCAName(cr.Name), trustedCAName(cr.Name)}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -73,7 +74,7 @@ func Meta() release.Meta {
 }
 
 // bundle is the I/O of the CR's merged CA bundle.
-func (k *Kind) bundle() release.CABundle {
+func (k *Kind) bundle() cabundle.Store {
 	return k.Bundle(trustyv1.GroupVersion.WithKind(trustyv1.Kind))
 }
 

@@ -1,4 +1,10 @@
-package release
+// Package cabundle is the store of the merged CA bundles the operator writes
+// for its CRs' pods, on top of pkg/trust (which decides what goes in): it
+// reads the sources and the stored bundle from the API server, writes the
+// bundle ConfigMap outside Helm, and deletes it with its CR. Its Cache
+// remembers the operator's writes and the last merges, so that an unchanged
+// bundle is read as metadata only and merged once per minute.
+package cabundle
 
 import (
 	"context"
@@ -18,10 +24,10 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
-// CABundle is the I/O of a CR's merged CA bundle, a ConfigMap the operator
+// Store is the I/O of a CR's merged CA bundle, a ConfigMap the operator
 // writes itself (outside Helm) for the pods to mount: the kinds decide what
 // goes in (trust.Resolve), this reads the sources and writes the result.
-type CABundle struct {
+type Store struct {
 	// Client writes the ConfigMap; Reader reads ConfigMaps from the API
 	// server (they are never cached).
 	Client   client.Client
@@ -29,76 +35,85 @@ type CABundle struct {
 	Recorder record.EventRecorder
 	// Owner is the CR's kind.
 	Owner schema.GroupVersionKind
-	// Written remembers the operator's writes, so that an unchanged bundle
-	// is read as metadata only; nil reads it whole every time.
-	Written *WrittenBundles
+	// Cache remembers the operator's writes, so that an unchanged bundle
+	// is read as metadata only, and the last merges; nil reads every bundle
+	// whole and merges every time.
+	Cache *Cache
 	// Metadata is the cache of ConfigMap metadata (nil: none): a bundle the
 	// operator has not written and Open Data Hub's bundle are not read from
-	// the API server when it holds no such ConfigMap (cachedAbsent).
+	// the API server when it holds no such ConfigMap (KnownAbsent).
 	Metadata client.Reader
+	// ManagedLabel ("true") marks the bundle ConfigMaps as the operator's.
+	ManagedLabel string
 }
 
-// StoredBundle is the operator's bundle ConfigMap as it is now: its
-// metadata and the content hash of its data.
-type StoredBundle struct {
+// Stored is the operator's bundle ConfigMap as it is now: its metadata and
+// the content hash of its data.
+type Stored struct {
 	metav1.ObjectMeta
 	// Hash is trust.ContentHash of its data and binary data.
 	Hash string
 }
 
-// WrittenBundles remembers, for each bundle ConfigMap, the resourceVersion
-// and content hash of the operator's last write of it. A bundle of the
-// public roots is over 170 KiB, and every reconcile of its CR looks at
-// it: when its resourceVersion is still the one written, the data is what
-// was written, and its metadata is all that is read. Any other write (a
-// user's edit) changes the resourceVersion, and the bundle is read whole and
-// compared again. A new process starts empty.
-type WrittenBundles struct{ m sync.Map }
+// Cache is what the store remembers across reconciles; one per operator.
+//
+// Its writes are, for each bundle ConfigMap, the resourceVersion and content
+// hash of the operator's last write of it. A bundle of the public roots is
+// over 170 KiB, and every reconcile of its CR looks at it: when its
+// resourceVersion is still the one written, the data is what was written,
+// and its metadata is all that is read. Any other write (a user's edit)
+// changes the resourceVersion, and the bundle is read whole and compared
+// again. Its merges are the last merges of sources (trust.MergeCache). A new
+// process starts empty.
+type Cache struct {
+	writes sync.Map
+	merges trust.MergeCache
+}
 
 type writtenBundle struct{ resourceVersion, hash string }
 
 // has says whether the operator wrote the bundle of key (and did not
 // delete it since).
-func (w *WrittenBundles) has(key client.ObjectKey) bool {
+func (w *Cache) has(key client.ObjectKey) bool {
 	if w == nil {
 		return false
 	}
-	_, ok := w.m.Load(key)
+	_, ok := w.writes.Load(key)
 	return ok
 }
 
-func (w *WrittenBundles) lookup(key client.ObjectKey, resourceVersion string) (string, bool) {
+func (w *Cache) lookup(key client.ObjectKey, resourceVersion string) (string, bool) {
 	if w == nil {
 		return "", false
 	}
-	v, ok := w.m.Load(key)
+	v, ok := w.writes.Load(key)
 	if !ok || v.(writtenBundle).resourceVersion != resourceVersion {
 		return "", false
 	}
 	return v.(writtenBundle).hash, true
 }
 
-func (w *WrittenBundles) record(key client.ObjectKey, resourceVersion, hash string) {
+func (w *Cache) record(key client.ObjectKey, resourceVersion, hash string) {
 	if w != nil {
-		w.m.Store(key, writtenBundle{resourceVersion: resourceVersion, hash: hash})
+		w.writes.Store(key, writtenBundle{resourceVersion: resourceVersion, hash: hash})
 	}
 }
 
-func (w *WrittenBundles) forget(key client.ObjectKey) {
+func (w *Cache) forget(key client.ObjectKey) {
 	if w != nil {
-		w.m.Delete(key)
+		w.writes.Delete(key)
 	}
 }
 
-func (b CABundle) ownership(cr client.Object) guard.Ownership {
-	return guard.Ownership{Label: LabelManaged, Owner: b.Owner.GroupKind(), Namespace: cr.GetNamespace(), Name: cr.GetName()}
+func (b Store) ownership(cr client.Object) guard.Ownership {
+	return guard.Ownership{Label: b.ManagedLabel, Owner: b.Owner.GroupKind(), Namespace: cr.GetNamespace(), Name: cr.GetName()}
 }
 
 // Stored reads the bundle ConfigMap of the name: the operator's (nil when
 // absent), or conflict when a ConfigMap of that name is someone else's,
 // which is neither mounted, nor overwritten, nor deleted. It reads the
 // metadata, and the data only when the operator did not write this version.
-func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (stored *StoredBundle, conflict, err error) {
+func (b Store) Stored(ctx context.Context, cr client.Object, name string) (stored *Stored, conflict, err error) {
 	key := client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}
 	ref := "ConfigMap " + key.Namespace + "/" + key.Name
 	// read reads obj and checks that it is the operator's: found is false
@@ -116,7 +131,7 @@ func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (st
 		}
 		return true, nil, nil
 	}
-	if !b.Written.has(key) && cachedAbsent(ctx, b.Metadata, key) {
+	if !b.Cache.has(key) && KnownAbsent(ctx, b.Metadata, key) {
 		return nil, nil, nil
 	}
 	meta := &metav1.PartialObjectMetadata{}
@@ -124,23 +139,26 @@ func (b CABundle) Stored(ctx context.Context, cr client.Object, name string) (st
 	if found, conflict, err := read(meta); !found {
 		return nil, conflict, err
 	}
-	if hash, ok := b.Written.lookup(key, meta.ResourceVersion); ok {
-		return &StoredBundle{ObjectMeta: meta.ObjectMeta, Hash: hash}, nil, nil
+	if hash, ok := b.Cache.lookup(key, meta.ResourceVersion); ok {
+		return &Stored{ObjectMeta: meta.ObjectMeta, Hash: hash}, nil, nil
 	}
 	cm := &corev1.ConfigMap{}
 	if found, conflict, err := read(cm); !found {
 		return nil, conflict, err
 	}
-	return &StoredBundle{ObjectMeta: cm.ObjectMeta, Hash: trust.ContentHash(cm.Data, cm.BinaryData)}, nil, nil
+	return &Stored{ObjectMeta: cm.ObjectMeta, Hash: trust.ContentHash(cm.Data, cm.BinaryData)}, nil, nil
 }
 
 // Resolve merges the CA sources of the request, reading them from the API server.
-func (b CABundle) Resolve(ctx context.Context, req trust.Request) (trust.Outcome, error) {
+func (b Store) Resolve(ctx context.Context, req trust.Request) (trust.Outcome, error) {
 	// Open Data Hub's bundle is optional; a missing source the CR names is
 	// an error, which the API server confirms.
 	named := req.Explicit != nil && req.Explicit.Name == trust.ODHBundle
+	if req.Merges == nil {
+		req.Merges = b.Cache.mergeCache()
+	}
 	return trust.Resolve(req, func(ns, name string) (*trust.ConfigMap, error) {
-		if name == trust.ODHBundle && ns == req.Namespace && !named && cachedAbsent(ctx, b.Metadata, client.ObjectKey{Namespace: ns, Name: name}) {
+		if name == trust.ODHBundle && ns == req.Namespace && !named && KnownAbsent(ctx, b.Metadata, client.ObjectKey{Namespace: ns, Name: name}) {
 			return nil, nil
 		}
 		cm := &corev1.ConfigMap{}
@@ -158,8 +176,8 @@ func (b CABundle) Resolve(ctx context.Context, req trust.Request) (trust.Outcome
 // Write makes the bundle ConfigMap (stored is its current state, nil when
 // absent) hold the outcome's bundle, or removes it when no CA source applies
 // any more. On a failed merge it leaves the last good bundle alone. labels
-// are the ConfigMap's labels besides LabelManaged.
-func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labels map[string]string, t trust.Outcome, stored *StoredBundle) error {
+// are the ConfigMap's labels besides the managed label.
+func (b Store) Write(ctx context.Context, cr client.Object, name string, labels map[string]string, t trust.Outcome, stored *Stored) error {
 	key := client.ObjectKey{Namespace: cr.GetNamespace(), Name: name}
 	switch {
 	case t.Bundle != nil:
@@ -175,7 +193,7 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 			cm.Labels = map[string]string{}
 		}
 		maps.Copy(cm.Labels, labels)
-		cm.Labels[LabelManaged] = "true"
+		cm.Labels[b.ManagedLabel] = "true"
 		cm.Data = map[string]string{trust.BundleKey: string(t.Bundle.PEM)}
 		cm.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cr, b.Owner)}
 		var err error
@@ -185,10 +203,10 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 			err = b.Client.Update(ctx, cm)
 		}
 		if err != nil {
-			b.Written.forget(key)
+			b.Cache.forget(key)
 			return fmt.Errorf("write CA bundle ConfigMap %s: %w", name, err)
 		}
-		b.Written.record(key, cm.ResourceVersion, hash)
+		b.Cache.record(key, cm.ResourceVersion, hash)
 		// A changed bundle restarts the pods: an event. Its first version is
 		// part of the install or upgrade that mounts it, whose event says so
 		// (and TrustReady the certificates).
@@ -199,7 +217,7 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 			b.Recorder.Eventf(cr, corev1.EventTypeWarning, "CABundleWarnings", "%s", trust.Summary(t.Bundle.Warnings))
 		}
 	case !t.Wanted && stored != nil:
-		b.Written.forget(key)
+		b.Cache.forget(key)
 		if err := b.Client.Delete(ctx, stored.object(), client.Preconditions{UID: &stored.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("remove CA bundle ConfigMap %s: %w", name, err)
 		}
@@ -208,7 +226,7 @@ func (b CABundle) Write(ctx context.Context, cr client.Object, name string, labe
 }
 
 // object is the ConfigMap, for a delete.
-func (s *StoredBundle) object() *corev1.ConfigMap {
+func (s *Stored) object() *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name, UID: s.UID}}
 }
 
@@ -217,11 +235,35 @@ func (s *StoredBundle) object() *corev1.ConfigMap {
 // but not every cluster runs one in time). Only the operator's own is
 // deleted, with its UID as a precondition; a user's ConfigMap of that name
 // is left alone.
-func (b CABundle) Delete(ctx context.Context, cr client.Object, name string) error {
+func (b Store) Delete(ctx context.Context, cr client.Object, name string) error {
 	stored, conflict, err := b.Stored(ctx, cr, name)
 	if err != nil || conflict != nil || stored == nil {
 		return err
 	}
-	b.Written.forget(client.ObjectKeyFromObject(stored.object()))
+	b.Cache.forget(client.ObjectKeyFromObject(stored.object()))
 	return client.IgnoreNotFound(b.Client.Delete(ctx, stored.object(), client.Preconditions{UID: &stored.UID}))
+}
+
+// mergeCache is the cache's merges (nil without a cache: merge every time).
+func (w *Cache) mergeCache() *trust.MergeCache {
+	if w == nil {
+		return nil
+	}
+	return &w.merges
+}
+
+// KnownAbsent says whether the cache of ConfigMap metadata (nil: none)
+// knows that a ConfigMap does not exist. Optional ConfigMaps (the operator's
+// settings, Open Data Hub's bundle, the operator's own CA bundle) are read on
+// every reconcile and are mostly absent; the cache answers that without a
+// request. Should one appear, its event reconciles the CRs that read it (the
+// watch that fills the cache). A cache that cannot tell (a namespace it does
+// not cover) says false, and the API server is asked.
+func KnownAbsent(ctx context.Context, metadata client.Reader, key client.ObjectKey) bool {
+	if metadata == nil {
+		return false
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	return apierrors.IsNotFound(metadata.Get(ctx, key, m))
 }

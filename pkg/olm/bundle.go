@@ -1,11 +1,11 @@
-// Package bundle generates the operator's OLM bundle (registry+v1) from
+// Package olm generates the operator's OLM bundle (registry+v1) from
 // config/: the ClusterServiceVersion (the hand-kept base in
 // config/manifests, completed with the install strategy, the owned CRDs,
 // alm-examples and relatedImages), the CRDs, the metrics Service and the
 // ClusterRoles shipped beside the operator, annotations.yaml and
 // bundle.Dockerfile. The same inputs give byte-identical output: no
 // timestamps, maps sorted.
-package bundle
+package olm
 
 import (
 	"bytes"

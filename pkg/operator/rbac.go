@@ -1,4 +1,4 @@
-package controller
+package operator
 
 // The operator's own permissions, whatever kinds it serves, generated into
 // config/rbac/role.yaml (with each kind's rules, in pkg/kinds/<kind>) by

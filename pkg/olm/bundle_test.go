@@ -1,4 +1,4 @@
-package bundle
+package olm
 
 import (
 	"bytes"

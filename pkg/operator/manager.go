@@ -1,4 +1,4 @@
-package controller
+package operator
 
 import (
 	"errors"
@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/metricsauth"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -191,7 +192,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		Capabilities:      detector.Capabilities,
 		OperatorNamespace: o.OperatorNamespace,
 		SettingsConfigMap: o.SettingsConfigMap,
-		Bundles:           &release.WrittenBundles{},
+		Bundles:           &cabundle.Cache{},
 		// Every kind's reconciler watches ConfigMap metadata (ConfigMapRefs).
 		ConfigMapMetadata: mgr.GetCache(),
 		HTTPClient:        o.ServerHTTPClient,

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
@@ -27,67 +28,6 @@ func newFakeClient(t *testing.T) client.Client {
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	return fake.NewClientBuilder().WithScheme(scheme).Build()
-}
-
-// fullReads counts the reads of whole ConfigMaps (not their metadata).
-type fullReads struct {
-	client.Reader
-	n int
-}
-
-func (r *fullReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*corev1.ConfigMap); ok {
-		r.n++
-	}
-	return r.Reader.Get(ctx, key, obj, opts...)
-}
-
-// A bundle the operator wrote is read as metadata while its resourceVersion
-// is the one written; an edit by anyone else is read whole, found different,
-// and written back. Without the memory every read is whole.
-func TestStoredBundleReadsDataOnlyWhenChanged(t *testing.T) {
-	ctx := context.Background()
-	c := newFakeClient(t)
-	reads := &fullReads{Reader: c}
-	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
-	b := CABundle{Client: c, Reader: reads, Recorder: record.NewFakeRecorder(10), Owner: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, Written: &WrittenBundles{}}
-	outcome := func(pem string) trust.Outcome {
-		return trust.Outcome{Wanted: true, Sources: []string{"s"}, Bundle: &trust.Bundle{PEM: []byte(pem), Certificates: 1}}
-	}
-
-	stored, conflict, err := b.Stored(ctx, owner, "cr-ca-bundle")
-	require.NoError(t, err)
-	require.Nil(t, conflict)
-	require.Nil(t, stored)
-	require.NoError(t, b.Write(ctx, owner, "cr-ca-bundle", nil, outcome("one"), nil))
-
-	stored, _, err = b.Stored(ctx, owner, "cr-ca-bundle")
-	require.NoError(t, err)
-	require.NotNil(t, stored)
-	assert.Equal(t, outcome("one").MountHash(), stored.Hash)
-	assert.Zero(t, reads.n, "the operator's own version is read as metadata")
-	require.NoError(t, b.Write(ctx, owner, "cr-ca-bundle", nil, outcome("one"), stored))
-
-	// Someone else's edit.
-	cm := &corev1.ConfigMap{}
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "cr-ca-bundle"}, cm))
-	cm.Data[trust.BundleKey] = "tampered"
-	require.NoError(t, c.Update(ctx, cm))
-	stored, _, err = b.Stored(ctx, owner, "cr-ca-bundle")
-	require.NoError(t, err)
-	assert.Equal(t, 1, reads.n, "an edited version is read whole")
-	assert.Equal(t, trust.ContentHash(map[string]string{trust.BundleKey: "tampered"}, nil), stored.Hash)
-	require.NoError(t, b.Write(ctx, owner, "cr-ca-bundle", nil, outcome("one"), stored))
-	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "cr-ca-bundle"}, cm))
-	assert.Equal(t, "one", cm.Data[trust.BundleKey], "the edit is written back")
-
-	// A process without the memory reads whole every time.
-	b.Written = nil
-	_, _, err = b.Stored(ctx, owner, "cr-ca-bundle")
-	require.NoError(t, err)
-	_, _, err = b.Stored(ctx, owner, "cr-ca-bundle")
-	require.NoError(t, err)
-	assert.Equal(t, 3, reads.n)
 }
 
 // allReads counts every read.
@@ -117,7 +57,7 @@ func TestOptionalConfigMapsTheCacheLacksAreNotRead(t *testing.T) {
 	reads := &allReads{Reader: api}
 	cache := newFakeClient(t) // what the watch has seen
 	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
-	d := Deps{Client: api, APIReader: reads, OperatorNamespace: "op", SettingsConfigMap: "settings", ConfigMapMetadata: cache, Bundles: &WrittenBundles{}}
+	d := Deps{Client: api, APIReader: reads, OperatorNamespace: "op", SettingsConfigMap: "settings", ConfigMapMetadata: cache, Bundles: &cabundle.Cache{}}
 	b := d.Bundle(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
 	b.Recorder = record.NewFakeRecorder(10)
 	odh := trust.Request{Namespace: "ns"}
