@@ -3,6 +3,7 @@ package release
 import (
 	"errors"
 	"fmt"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release/internal/helm"
 	"strings"
 	"testing"
 
@@ -48,12 +49,12 @@ func TestUserErrorsAreFoundThroughWrapping(t *testing.T) {
 		{fmt.Errorf("release x failed: %w", errors.Join(errors.New("one"), invalid)), "InvalidSpec"},
 		{fmt.Errorf("gather: %w", &status.Failure{Reason: "InvalidOperatorSettings", Message: "m"}), "InvalidOperatorSettings"},
 	} {
-		f := asUserError(tc.err)
+		f := helm.AsUserError(tc.err)
 		require.NotNil(t, f, "%v", tc.err)
 		assert.Equal(t, tc.reason, f.Reason)
 	}
-	assert.Nil(t, asUserError(fmt.Errorf("connection refused")), "transient errors are retried, not reported as the user's")
-	assert.Nil(t, asUserError(apierrors.NewServiceUnavailable("later")))
+	assert.Nil(t, helm.AsUserError(fmt.Errorf("connection refused")), "transient errors are retried, not reported as the user's")
+	assert.Nil(t, helm.AsUserError(apierrors.NewServiceUnavailable("later")))
 }
 
 // A refused spec is remembered by the digest of its values and chart.
@@ -83,7 +84,7 @@ func TestTheCompiledSchemaAgreesWithHelm(t *testing.T) {
 	for _, name := range []string{"llama-stack-distribution", "trustyai-service"} {
 		c, err := charts.Load(name)
 		require.NoError(t, err)
-		s, err := compileValuesSchema(c.Chart)
+		s, err := helm.CompileValuesSchema(c.Chart)
 		require.NoError(t, err)
 		require.NotNil(t, s, "%s has a schema and no subcharts", name)
 		for i, vals := range []map[string]any{
@@ -96,14 +97,14 @@ func TestTheCompiledSchemaAgreesWithHelm(t *testing.T) {
 			coalesced, err := chartutil.CoalesceValues(c.Chart, vals)
 			require.NoError(t, err)
 			helm := chartutil.ValidateAgainstSchema(c.Chart, coalesced)
-			ours := s.validate(vals)
+			ours := s.Validate(vals)
 			if helm == nil {
 				assert.NoError(t, ours, "%s values %d", name, i)
 				continue
 			}
 			if assert.Error(t, ours, "%s values %d: Helm refuses them: %v", name, i, helm) {
 				assert.ElementsMatch(t, strings.Split(strings.TrimSpace(helm.Error()), "\n"), strings.Split(ours.Error(), "\n"), "%s values %d", name, i)
-				again := s.validate(vals)
+				again := s.Validate(vals)
 				assert.Equal(t, ours.Error(), again.Error(), "the same words every time")
 			}
 		}

@@ -44,6 +44,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release/internal/helm"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -51,7 +52,7 @@ import (
 
 const (
 	// ManagedBy names the operator in events, descriptions and field managers.
-	ManagedBy = "ai-stack-operator"
+	ManagedBy = helm.ManagedBy
 	// LabelManaged ("true") marks every object the operator renders and every
 	// release Secret; the operator's caches select on it. (Helm itself sets
 	// app.kubernetes.io/managed-by=Helm on every object it applies, so that
@@ -63,9 +64,11 @@ const (
 	LabelChartDigest = "ai-stack-operator.io/chart-digest"
 	// LabelOwnerKind, LabelOwnerNamespace and LabelOwnerUID on a release
 	// record name its CR (CR names can be longer than a label value).
-	LabelOwnerKind      = "ai-stack-operator.io/owner-kind"
-	LabelOwnerNamespace = "ai-stack-operator.io/owner-namespace"
-	LabelOwnerUID       = "ai-stack-operator.io/owner-uid"
+	LabelOwnerKind      = helm.LabelOwnerKind
+	LabelOwnerNamespace = helm.LabelOwnerNamespace
+	LabelOwnerUID       = helm.LabelOwnerUID
+	// LabelOwnerName on a release record is its CR's name, when it fits a label value.
+	LabelOwnerName = helm.LabelOwnerName
 )
 
 // Reconciler reconciles one kind through its embedded chart: install,
@@ -76,7 +79,7 @@ type Reconciler struct {
 	kind        Registered
 	meta        Meta
 	chart       *charts.Chart
-	schema      *valuesSchema
+	schema      *helm.ValuesSchema
 	actions     helmclient.ActionClientGetter
 	recorder    record.EventRecorder
 	maxHistory  int
@@ -240,7 +243,7 @@ func NewReconciler(opts ...Option) (*Reconciler, error) {
 		return nil, errors.New("reconciler: an event recorder is required")
 	}
 	r.meta = r.kind.Meta()
-	vs, err := compileValuesSchema(r.chart.Chart)
+	vs, err := helm.CompileValuesSchema(r.chart.Chart)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +363,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Typed objects read from a cache carry no TypeMeta; owner references need it.
 	obj.GetObjectKind().SetGroupVersionKind(r.meta.GVK)
-	owner := OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
+	owner := helm.OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
 	relName := owner.Release
 
 	ac, err := r.actions.ActionClientFor(ctx, obj)
@@ -368,7 +371,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("helm action client: %w", err)
 	}
 	if kc, ok := ac.Config().KubeClient.(*helmkube.Client); ok {
-		ac.Config().KubeClient = &kubeClient{Client: kc, passed: &r.reachable, policy: r.policy(obj), own: r.ownership(obj, relName)}
+		ac.Config().KubeClient = helm.NewKubeClient(kc, &r.reachable, r.policy(obj), r.ownership(obj, relName))
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		err := r.uninstall(ctx, obj, ac, relName)
@@ -556,14 +559,14 @@ func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownershi
 // gated is the operator's gate, which replaces the post-renderer
 // helm-operator-plugins sets (owner references; the gate sets them itself).
 func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) postrender.PostRenderer {
-	return &gate{cfg: ac.Config(), policy: r.policy(obj), ownership: r.ownership(obj, relName), owner: obj, ownerKind: r.meta.GVK, record: recordCheck(obj, relName, r.chart.Chart, vals)}
+	return helm.NewGate(ac.Config(), r.policy(obj), r.ownership(obj, relName), obj, r.meta.GVK, helm.RecordCheck(obj, relName, r.chart.Chart, vals))
 }
 
 // failed turns a failed Helm action into a status failure: problems the user
 // fixes carry their own reason and are not retried with backoff; anything
 // else is returned to be retried.
 func (r *Reconciler) failed(obj client.Object, reason, relName string, err error) (*status.Failure, error) {
-	if f := asUserError(err); f != nil {
+	if f := helm.AsUserError(err); f != nil {
 		// The event comes with the Reconciled condition's transition.
 		return f, nil
 	}
@@ -576,7 +579,7 @@ func (r *Reconciler) failed(obj client.Object, reason, relName string, err error
 func (r *Reconciler) checkValues(vals map[string]any) *status.Failure {
 	validate := func() error { return chartutil.ValidateAgainstSchema(r.chart.Chart, vals) }
 	if r.schema != nil {
-		validate = func() error { return r.schema.validate(vals) }
+		validate = func() error { return r.schema.Validate(vals) }
 	}
 	if err := validate(); err != nil {
 		return &status.Failure{Reason: status.ReasonInvalidSpec, Message: "the spec translates into chart values the chart refuses: " + strings.TrimSpace(err.Error())}
@@ -620,7 +623,7 @@ func (r *Reconciler) remember(obj client.Object, digest string, f *status.Failur
 func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*release.Release, *status.Failure, error) {
 	// Whose release this is: the storage serves a CR its own records only,
 	// and the sweep removes records whose CR is gone.
-	owner := OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
+	owner := helm.OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
 	labels := owner.Labels()
 	labels[LabelManaged], labels[LabelChartDigest] = "true", r.chart.Digest[:32]
 	if r.helmCaps != nil {
@@ -638,7 +641,7 @@ func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, o
 	// an earlier CR of the same name (its objects name a dead owner, which the
 	// garbage collector deletes) is upgraded, rendering every object again.
 	if last != nil && last.Info.Status == release.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] && owner.Current(last.Labels) {
-		repaired, err := repairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.cachedCopy(ctx))
+		repaired, err := helm.RepairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.cachedCopy(ctx))
 		if len(repaired) > 0 {
 			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
 		}
@@ -798,8 +801,8 @@ func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, r
 		u.PostRenderer = r.gated(ac, obj, relName, vals)
 		return nil
 	})
-	if kc, ok := ac.Config().KubeClient.(*kubeClient); ok && len(kc.left) > 0 {
-		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: the spec no longer renders them, and they were not created by the operator for this resource", strings.Join(kc.left, ", "))
+	if kc, ok := ac.Config().KubeClient.(*helm.KubeClient); ok && len(kc.Left()) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: the spec no longer renders them, and they were not created by the operator for this resource", strings.Join(kc.Left(), ", "))
 	}
 	if err != nil {
 		f, err := r.failed(obj, "UpgradeFailed", relName, err)
@@ -817,11 +820,11 @@ func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, r
 // without their record are a failure, retried with backoff (the next
 // install adopts them).
 func (r *Reconciler) recorded(ac helmclient.ActionInterface, obj client.Object, relName string) (*status.Failure, error) {
-	d, ok := ac.Config().Releases.Driver.(*heldPending)
+	d, ok := ac.Config().Releases.Driver.(*helm.HeldPending)
 	if !ok {
 		return nil, nil
 	}
-	err := d.writeFailure()
+	err := d.WriteFailure()
 	if err == nil {
 		return nil, nil
 	}
@@ -848,7 +851,7 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return fmt.Errorf("read release %s: %w", relName, err)
 	}
-	deleted, left, err := deleteReleaseObjects(cfg, history, r.policy(obj), r.ownership(obj, relName))
+	deleted, left, err := helm.DeleteReleaseObjects(cfg, history, r.policy(obj), r.ownership(obj, relName))
 	if len(left) > 0 {
 		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: not created by the operator for this resource", strings.Join(left, ", "))
 	}

@@ -1,8 +1,7 @@
-package release
+package helm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
@@ -45,7 +44,7 @@ func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNam
 			if !ok {
 				return nil, fmt.Errorf("release storage: no release prefix for kind %q", kind)
 			}
-			return holdPending(newRecords(releases, OwnerOf(obj, kind, prefix))), nil
+			return HoldPending(NewRecords(releases, OwnerOf(obj, kind, prefix))), nil
 		}))
 	if err != nil {
 		return nil, fmt.Errorf("helm action config: %w", err)
@@ -55,19 +54,4 @@ func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNam
 		return nil, fmt.Errorf("helm action client: %w", err)
 	}
 	return actions, nil
-}
-
-// Values converts a kind's typed values into the generic form Helm takes
-// (and stores in a release): a JSON round trip, so that they compare equal
-// to a stored release's.
-func Values(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode values: %w", err)
-	}
-	out := map[string]any{}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("decode values: %w", err)
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ import (
 // on namespaced objects, none on the kept ones, owner annotations on a
 // cluster-scoped one. A release stored before the change then reads the same.
 func TestGateWritesWhatTheOwnerPostRendererWrote(t *testing.T) {
-	golden, err := os.ReadFile("../../cmd/render/testdata/golden/all-features.monitoring.yaml")
+	golden, err := os.ReadFile("../../../../cmd/render/testdata/golden/all-features.monitoring.yaml")
 	require.NoError(t, err)
 	manifest := string(golden) + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: everything-reader\n"
 
@@ -74,7 +74,7 @@ func TestGateWritesWhatTheOwnerPostRendererWrote(t *testing.T) {
 	g := &gate{
 		cfg:       &action.Configuration{KubeClient: kc},
 		policy:    guard.Policy{Namespace: "team-c", Kinds: kinds, ClusterScoped: []schema.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}},
-		ownership: guard.Ownership{Label: LabelManaged, Release: "everything", Owner: ownerKind.GroupKind(), Namespace: "team-c", Name: "everything"},
+		ownership: guard.Ownership{Label: "ai-stack-operator.io/managed", Release: "everything", Owner: ownerKind.GroupKind(), Namespace: "team-c", Name: "everything"},
 		owner:     owner,
 		ownerKind: ownerKind,
 	}
@@ -126,7 +126,7 @@ func TestReachabilityIsRemembered(t *testing.T) {
 		_, _ = w.Write([]byte(`{"major":"1","minor":"34","gitVersion":"v1.34.2"}`))
 	}))
 	var passed atomic.Int64
-	a, b := &kubeClient{Client: kc, passed: &passed}, &kubeClient{Client: kc, passed: &passed}
+	a, b := &KubeClient{Client: kc, passed: &passed}, &KubeClient{Client: kc, passed: &passed}
 	for range 3 {
 		require.NoError(t, a.IsReachable())
 		require.NoError(t, b.IsReachable())

@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"errors"
@@ -41,7 +41,7 @@ func rev(version int, st release.Status) *release.Release {
 // failed; a pending revision is readable while held and never written.
 func TestPendingRecordsAreHeld(t *testing.T) {
 	inner := &counting{Driver: driver.NewMemory()}
-	d := holdPending(inner)
+	d := HoldPending(inner)
 
 	require.NoError(t, d.Create("r.v1", rev(1, release.StatusPendingInstall)))
 	got, err := d.Get("r.v1")
@@ -97,7 +97,7 @@ func TestAReconcileListsAReleaseOnce(t *testing.T) {
 	reconcile := func(v int) int {
 		q := &queries{Driver: inner}
 		cfg := &action.Configuration{
-			Releases:     storage.Init(holdPending(q)),
+			Releases:     storage.Init(HoldPending(q)),
 			KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
 			Capabilities: chartutil.DefaultCapabilities,
 			Log:          func(string, ...any) {},
@@ -136,7 +136,7 @@ func TestAReconcileListsAReleaseOnce(t *testing.T) {
 // query from itself, and is forgotten when a write fails.
 func TestRememberedHistoryFollowsWrites(t *testing.T) {
 	q := &queries{Driver: driver.NewMemory()}
-	d := holdPending(q)
+	d := HoldPending(q)
 	history := map[string]string{"name": "r", "owner": "helm"}
 	deployed := map[string]string{"name": "r", "owner": "helm", "status": "deployed"}
 
@@ -183,12 +183,12 @@ func (failing) Update(string, *release.Release) error { return errors.New("refus
 // success; the driver remembers it for the reconciler (Reconciler.recorded),
 // so that objects applied without a record are a failure.
 func TestAFailedRecordWriteIsRemembered(t *testing.T) {
-	d := holdPending(failing{driver.NewMemory()})
-	require.NoError(t, d.writeFailure())
+	d := HoldPending(failing{driver.NewMemory()})
+	require.NoError(t, d.WriteFailure())
 	require.NoError(t, d.Create("r.v1", rev(1, release.StatusPendingInstall)), "a pending revision is held, not written")
-	require.NoError(t, d.writeFailure())
+	require.NoError(t, d.WriteFailure())
 	require.Error(t, d.Update("r.v1", rev(1, release.StatusDeployed)))
-	err := d.writeFailure()
+	err := d.WriteFailure()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "store release r revision 1")
 }

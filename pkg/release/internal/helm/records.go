@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ type records struct {
 	owner Owner
 }
 
-func newRecords(impl corev1client.ConfigMapInterface, owner Owner) *records {
+func NewRecords(impl corev1client.ConfigMapInterface, owner Owner) *records {
 	return &records{ConfigMaps: driver.NewConfigMaps(impl), impl: impl, owner: owner}
 }
 

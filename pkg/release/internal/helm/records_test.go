@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"context"
@@ -27,12 +27,12 @@ func TestRecordsAreHelms(t *testing.T) {
 			Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("kind: ConfigMap\n")}}},
 			Config:   map[string]any{"v": 1},
 			Manifest: "---\nkind: ConfigMap\n",
-			Labels:   map[string]string{LabelChartDigest: "abc", "owner": "someone", LabelOwnerKind: "K", LabelOwnerNamespace: "ns", LabelOwnerName: "r", LabelOwnerUID: "u"},
+			Labels:   map[string]string{"ai-stack-operator.io/chart-digest": "abc", "owner": "someone", LabelOwnerKind: "K", LabelOwnerNamespace: "ns", LabelOwnerName: "r", LabelOwnerUID: "u"},
 		}
 	}
 	helmCS, oursCS := fake.NewClientset(), fake.NewClientset()
 	helm := driver.NewConfigMaps(helmCS.CoreV1().ConfigMaps("ops"))
-	ours := newRecords(oursCS.CoreV1().ConfigMaps("ops"), Owner{Kind: "K", Namespace: "ns", Name: "r", UID: "u", Release: "r", Legacy: "r"})
+	ours := NewRecords(oursCS.CoreV1().ConfigMaps("ops"), Owner{Kind: "K", Namespace: "ns", Name: "r", UID: "u", Release: "r", Legacy: "r"})
 	same := func(stamp string) {
 		t.Helper()
 		want, err := helmCS.CoreV1().ConfigMaps("ops").Get(context.Background(), "sh.helm.release.v1.r.v2", metav1.GetOptions{})
@@ -72,7 +72,7 @@ func TestRecordsAreTheOwnersOnly(t *testing.T) {
 	long := "a-long-name-that-does-not-fit-in-a-release-name-at-all"
 	me := Owner{Kind: "K", Namespace: "ns", Name: long, UID: "uid-me", Release: naming.ReleaseName("k", "ns", long), Legacy: naming.LegacyReleaseName("k", "ns", long)}
 	require.NotEqual(t, me.Release, me.Legacy)
-	ours := newRecords(cms, me)
+	ours := NewRecords(cms, me)
 	rls := func(name string, version int, owner Owner) *release.Release {
 		return &release.Release{Name: name, Namespace: "ns", Version: version, Info: &release.Info{Status: release.StatusDeployed}, Labels: owner.Labels()}
 	}
@@ -80,7 +80,7 @@ func TestRecordsAreTheOwnersOnly(t *testing.T) {
 	// Another CR's record under this CR's name (another namespace).
 	other := me
 	other.Namespace, other.UID = "elsewhere", "uid-other"
-	require.NoError(t, newRecords(cms, other).Create(recordKey(me.Release, 1), rls(me.Release, 1, other)))
+	require.NoError(t, NewRecords(cms, other).Create(recordKey(me.Release, 1), rls(me.Release, 1, other)))
 	_, err := ours.Get(recordKey(me.Release, 1))
 	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
 	_, err = ours.Query(map[string]string{"name": me.Release, "owner": "helm"})

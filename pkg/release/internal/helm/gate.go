@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"bytes"
@@ -49,6 +49,13 @@ type gate struct {
 }
 
 var _ postrender.PostRenderer = (*gate)(nil)
+
+// NewGate is the operator's gate for an install or upgrade of owner's
+// release (owner is of kind ownerKind); record checks the release record the
+// manifest would be stored in (nil checks nothing).
+func NewGate(cfg *action.Configuration, policy guard.Policy, ownership guard.Ownership, owner client.Object, ownerKind schema.GroupVersionKind, record func(manifest string) error) postrender.PostRenderer {
+	return &gate{cfg: cfg, policy: policy, ownership: ownership, owner: owner, ownerKind: ownerKind, record: record}
+}
 
 // Run implements postrender.PostRenderer.
 func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
@@ -182,12 +189,12 @@ func (l liveObject) owned(own guard.Ownership) error {
 	return own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
 }
 
-// asUserError finds a problem the user fixes in err's chain (Helm wraps
+// AsUserError finds a problem the user fixes in err's chain (Helm wraps
 // post-renderer errors): a guard violation or a name conflict, or an API
 // server refusal of a rendered object (422), which is an invalid spec (the
 // CR asks for an object Kubernetes does not accept). It returns nil for
 // anything else, which is retried.
-func asUserError(err error) *status.Failure {
+func AsUserError(err error) *status.Failure {
 	var v *guard.Violation
 	if errors.As(err, &v) {
 		return &status.Failure{Reason: status.ReasonInvalidSpec, Message: v.Error()}

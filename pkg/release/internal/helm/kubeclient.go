@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // reachableFor is how long a passed reachability check stands.
 const reachableFor = 10 * time.Second
 
-// kubeClient is Helm's kube client for one reconcile of one CR, with two
+// KubeClient is Helm's kube client for one reconcile of one CR, with two
 // changes.
 //
 // Deletes pass the ownership rule. Helm's upgrade deletes every object of
@@ -37,7 +37,7 @@ const reachableFor = 10 * time.Second
 // passed within reachableFor, for any CR, is not asked again; when the API
 // server has gone since, the action's own requests fail as clearly, and the
 // reconcile is retried.
-type kubeClient struct {
+type KubeClient struct {
 	*helmkube.Client
 	// passed is when a check last passed (Unix nanoseconds), shared by a
 	// reconciler's clients.
@@ -49,8 +49,19 @@ type kubeClient struct {
 	left []string
 }
 
+// NewKubeClient wraps Helm's kube client for one reconcile of one CR: passed
+// is shared by the clients of a reconciler (when a reachability check last
+// passed), policy and own are the CR's.
+func NewKubeClient(kc *helmkube.Client, passed *atomic.Int64, policy guard.Policy, own guard.Ownership) *KubeClient {
+	return &KubeClient{Client: kc, passed: passed, policy: policy, own: own}
+}
+
+// Left are the objects an upgrade's new manifest dropped that are not the
+// operator's, which it left ("Kind namespace/name").
+func (c *KubeClient) Left() []string { return c.left }
+
 // IsReachable implements helmkube.Interface.
-func (c *kubeClient) IsReachable() error {
+func (c *KubeClient) IsReachable() error {
 	now := time.Now()
 	if t := c.passed.Load(); t != 0 && now.Sub(time.Unix(0, t)) < reachableFor {
 		return nil
@@ -65,7 +76,7 @@ func (c *kubeClient) IsReachable() error {
 // Update implements helmkube.Interface: Helm's update of what both
 // manifests hold and the new one adds, then the guarded delete of what the
 // new one dropped.
-func (c *kubeClient) Update(original, target helmkube.ResourceList, force bool) (*helmkube.Result, error) {
+func (c *KubeClient) Update(original, target helmkube.ResourceList, force bool) (*helmkube.Result, error) {
 	dropped := original.Difference(target)
 	res, err := c.Client.Update(original.Intersect(target), target, force)
 	if err != nil {

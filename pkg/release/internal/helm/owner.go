@@ -1,10 +1,20 @@
-package release
+package helm
 
 import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+)
+
+const (
+	// ManagedBy names the operator in events, descriptions and field managers.
+	ManagedBy = "ai-stack-operator"
+	// LabelOwnerKind, LabelOwnerNamespace and LabelOwnerUID on a release
+	// record name its CR (CR names can be longer than a label value).
+	LabelOwnerKind      = "ai-stack-operator.io/owner-kind"
+	LabelOwnerNamespace = "ai-stack-operator.io/owner-namespace"
+	LabelOwnerUID       = "ai-stack-operator.io/owner-uid"
 )
 
 // LabelOwnerName on a release record is its CR's name (naming.NameLabel:

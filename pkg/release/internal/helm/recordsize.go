@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"encoding/json"
@@ -15,12 +15,12 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
-// recordCheck returns the gate's check of the record an install or upgrade
+// RecordCheck returns the gate's check of the record an install or upgrade
 // of these values would store: a release whose record the API server cannot
 // hold (MaxRecordBytes) is an invalid spec before anything is applied,
 // naming the CR's largest fields. Helm would apply the objects, fail to
 // store the record, say nothing, and install them again on every reconcile.
-func recordCheck(owner client.Object, relName string, c *chart.Chart, vals map[string]any) func(manifest string) error {
+func RecordCheck(owner client.Object, relName string, c *chart.Chart, vals map[string]any) func(manifest string) error {
 	return func(manifest string) error {
 		rls := &release.Release{
 			Name: relName, Namespace: owner.GetNamespace(), Chart: c, Config: vals, Manifest: manifest, Version: 1,

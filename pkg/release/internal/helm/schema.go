@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"bytes"
@@ -11,18 +11,18 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 )
 
-// valuesSchema is a chart's values.schema.json compiled once. Helm compiles
+// ValuesSchema is a chart's values.schema.json compiled once. Helm compiles
 // it again on every install and upgrade (about a tenth of the operator's CPU
 // while it installs); the reconciler validates with this one, as Helm does
 // (the chart's defaults coalesced in), and tells Helm to skip its own.
-type valuesSchema struct {
+type ValuesSchema struct {
 	chart  *chart.Chart
 	schema *jsonschema.Schema
 }
 
-// compileValuesSchema compiles the chart's schema; nil (Helm validates, as
+// CompileValuesSchema compiles the chart's schema; nil (Helm validates, as
 // usual) when it has none or has subcharts, whose schemas Helm validates too.
-func compileValuesSchema(c *chart.Chart) (*valuesSchema, error) {
+func CompileValuesSchema(c *chart.Chart) (*ValuesSchema, error) {
 	if c == nil || c.Schema == nil || len(c.Dependencies()) > 0 {
 		return nil, nil
 	}
@@ -39,13 +39,13 @@ func compileValuesSchema(c *chart.Chart) (*valuesSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: values.schema.json: %w", c.Name(), err)
 	}
-	return &valuesSchema{chart: c, schema: s}, nil
+	return &ValuesSchema{chart: c, schema: s}, nil
 }
 
-// validate checks values, with the chart's defaults coalesced in, and words
+// Validate checks values, with the chart's defaults coalesced in, and words
 // a refusal as Helm does, its lines sorted (the validator's order varies
 // from run to run, and a status message must not).
-func (v *valuesSchema) validate(vals map[string]any) error {
+func (v *ValuesSchema) Validate(vals map[string]any) error {
 	coalesced, err := chartutil.CoalesceValues(v.chart, vals)
 	if err != nil {
 		return err

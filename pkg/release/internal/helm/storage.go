@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
-// heldPending is a Helm storage driver that keeps a revision's pending
+// HeldPending is a Helm storage driver that keeps a revision's pending
 // record in memory instead of writing it: Helm writes every revision twice,
 // first pending-install or pending-upgrade and then deployed (or failed);
 // this writes it once, when it is deployed or failed. That is one write
@@ -35,7 +35,7 @@ import (
 // from it. A write that fails forgets it.
 //
 // A driver serves one action configuration, which serves one reconcile.
-type heldPending struct {
+type HeldPending struct {
 	driver.Driver
 	mu   sync.Mutex
 	held map[string]*release.Release
@@ -43,25 +43,25 @@ type heldPending struct {
 	history map[string][]*release.Release
 	// failed is the first write that failed. Helm logs a failed write of
 	// the record that ends an install or an upgrade and reports success:
-	// the reconciler asks (writeFailure), so that objects applied without a
+	// the reconciler asks (WriteFailure), so that objects applied without a
 	// record are a failure, not a release that seems to be there.
 	failed error
 }
 
-// writeFailure is the first write of a record that failed, if any.
-func (d *heldPending) writeFailure() error {
+// WriteFailure is the first write of a record that failed, if any.
+func (d *HeldPending) WriteFailure() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.failed
 }
 
-func holdPending(d driver.Driver) *heldPending {
-	return &heldPending{Driver: d, held: map[string]*release.Release{}, history: map[string][]*release.Release{}}
+func HoldPending(d driver.Driver) *HeldPending {
+	return &HeldPending{Driver: d, held: map[string]*release.Release{}, history: map[string][]*release.Release{}}
 }
 
 // Query answers a release's history, and its deployed revisions, from the
 // first list of it; other queries go to the driver.
-func (d *heldPending) Query(labels map[string]string) ([]*release.Release, error) {
+func (d *HeldPending) Query(labels map[string]string) ([]*release.Release, error) {
 	name, status, ok := historyQuery(labels)
 	if !ok {
 		return d.Driver.Query(labels)
@@ -113,7 +113,7 @@ func historyQuery(labels map[string]string) (name, status string, ok bool) {
 
 // stored keeps a remembered history current after a write of rls (gone:
 // deleted); a failed write forgets it, to be listed again.
-func (d *heldPending) stored(name string, version int, rls *release.Release, err error) {
+func (d *HeldPending) stored(name string, version int, rls *release.Release, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h, known := d.history[name]
@@ -134,7 +134,7 @@ func (d *heldPending) stored(name string, version int, rls *release.Release, err
 	d.history[name] = h
 }
 
-func (d *heldPending) Create(key string, rls *release.Release) error {
+func (d *HeldPending) Create(key string, rls *release.Release) error {
 	if rls.Info != nil && rls.Info.Status.IsPending() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -146,7 +146,7 @@ func (d *heldPending) Create(key string, rls *release.Release) error {
 	return err
 }
 
-func (d *heldPending) Update(key string, rls *release.Release) error {
+func (d *HeldPending) Update(key string, rls *release.Release) error {
 	d.mu.Lock()
 	_, held := d.held[key]
 	if held && rls.Info != nil && rls.Info.Status.IsPending() {
@@ -166,7 +166,7 @@ func (d *heldPending) Update(key string, rls *release.Release) error {
 	return err
 }
 
-func (d *heldPending) Get(key string) (*release.Release, error) {
+func (d *HeldPending) Get(key string) (*release.Release, error) {
 	d.mu.Lock()
 	rls, held := d.held[key]
 	d.mu.Unlock()
@@ -176,7 +176,7 @@ func (d *heldPending) Get(key string) (*release.Release, error) {
 	return d.Driver.Get(key)
 }
 
-func (d *heldPending) Delete(key string) (*release.Release, error) {
+func (d *HeldPending) Delete(key string) (*release.Release, error) {
 	d.mu.Lock()
 	rls, held := d.held[key]
 	delete(d.held, key)
@@ -194,7 +194,7 @@ func (d *heldPending) Delete(key string) (*release.Release, error) {
 }
 
 // forget drops every remembered history (a failed delete names no release).
-func (d *heldPending) forget() {
+func (d *HeldPending) forget() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	clear(d.history)

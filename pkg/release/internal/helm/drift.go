@@ -1,4 +1,4 @@
-package release
+package helm
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/subset"
 )
 
-// repairDrift brings the objects of a release manifest back to what the
+// RepairDrift brings the objects of a release manifest back to what the
 // manifest says: missing objects are created, objects whose rendered fields
 // changed are patched with the rendered fields (a JSON merge patch), and an
 // object that still holds everything the manifest renders is not touched at
@@ -39,7 +39,7 @@ import (
 // object is checked for ownership before anything is written: nothing is
 // repaired when one name is taken by an object the operator did not create.
 // It returns the objects it repaired, as "Kind/name".
-func repairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership, cached func(*resource.Info) runtime.Object) ([]string, error) {
+func RepairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership, cached func(*resource.Info) runtime.Object) ([]string, error) {
 	infos, err := checkedInfos(cfg, manifest, policy)
 	if err != nil {
 		return nil, err
@@ -144,11 +144,11 @@ func markHelmOwned(obj runtime.Object, own guard.Ownership) error {
 	return nil
 }
 
-// deleteReleaseObjects deletes the objects of every stored revision of a
+// DeleteReleaseObjects deletes the objects of every stored revision of a
 // release that are the operator's, inside the CR's namespace and not kept by
 // the chart, each with its UID as a precondition. It returns how many it
 // deleted and the objects it left because they are not the operator's.
-func deleteReleaseObjects(cfg *action.Configuration, history []*release.Release, policy guard.Policy, own guard.Ownership) (int, []string, error) {
+func DeleteReleaseObjects(cfg *action.Configuration, history []*release.Release, policy guard.Policy, own guard.Ownership) (int, []string, error) {
 	done := map[string]bool{}
 	deleted := 0
 	var left []string
