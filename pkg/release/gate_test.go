@@ -65,13 +65,13 @@ func TestRefusalsAreRememberedByValues(t *testing.T) {
 	obj := newTestCR()
 	a, b := r.valuesDigest(map[string]any{"replicas": 1}), r.valuesDigest(map[string]any{"replicas": 2})
 	assert.NotEqual(t, a, b)
-	r.remember(obj, a, &status.Failure{Reason: "InvalidSpec", Message: "refused"})
-	assert.NotNil(t, r.refused(obj, a))
-	assert.Nil(t, r.refused(obj, b), "other values are sent")
-	r.remember(obj, a, nil)
-	assert.Nil(t, r.refused(obj, a), "a success forgets the refusal")
-	r.remember(obj, a, &status.Failure{Reason: "UpgradeFailed"})
-	assert.Nil(t, r.refused(obj, a), "only refusals of the spec are remembered")
+	r.refusals.remember(obj.GetUID(), a, &status.Failure{Reason: "InvalidSpec", Message: "refused"})
+	assert.NotNil(t, r.refusals.refused(obj.GetUID(), a))
+	assert.Nil(t, r.refusals.refused(obj.GetUID(), b), "other values are sent")
+	r.refusals.remember(obj.GetUID(), a, nil)
+	assert.Nil(t, r.refusals.refused(obj.GetUID(), a), "a success forgets the refusal")
+	r.refusals.remember(obj.GetUID(), a, &status.Failure{Reason: status.ReasonUpgradeFailed})
+	assert.Nil(t, r.refusals.refused(obj.GetUID(), a), "only refusals of the spec are remembered")
 }
 
 func newTestCR() *corev1.ConfigMap {

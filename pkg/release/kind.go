@@ -91,9 +91,10 @@ type Preparer[O client.Object, I any] interface {
 // runs after the release's objects passed the gate (the ownership of every
 // name) and are applied, or found in sync; never after a NameConflict or
 // another failure. A Preparer's Prepare writes only what the chart mounts.
-// What Finish writes goes in the Preparer's Cleanup.
+// What Finish writes goes in the Preparer's Cleanup. What Finish returns
+// reaches Status as Observation.Finished.
 type Finisher[O client.Object, I any] interface {
-	Finish(ctx context.Context, obj O, in I) error
+	Finish(ctx context.Context, obj O, in I) (any, error)
 }
 
 // ConfigMapReader is implemented by kinds whose CRs read ConfigMaps that the
@@ -133,6 +134,9 @@ type Observation struct {
 	Now metav1.Time
 	// Deleting is true while the CR's deletion waits for the uninstall.
 	Deleting bool
+	// Finished is what the kind's Finish returned in this pass; nil when it
+	// did not run (a failure before it, or a kind that is no Finisher).
+	Finished any
 }
 
 // ObjectRef names one object of a release.
@@ -162,7 +166,7 @@ type Registered interface {
 	Prepare(ctx context.Context, obj client.Object, in any) error
 	Cleanup(ctx context.Context, obj client.Object) error
 	// Finish does nothing for a kind that is no Finisher.
-	Finish(ctx context.Context, obj client.Object, in any) error
+	Finish(ctx context.Context, obj client.Object, in any) (any, error)
 	// ConfigMapReader returns the kind's ConfigMap references; ok is false
 	// for a kind that reads none.
 	ConfigMapReader() (refs func(client.Object) []string, shared []string, ok bool)
@@ -224,11 +228,11 @@ func (a adapter[O, I]) Cleanup(ctx context.Context, obj client.Object) error {
 	return nil
 }
 
-func (a adapter[O, I]) Finish(ctx context.Context, obj client.Object, in any) error {
+func (a adapter[O, I]) Finish(ctx context.Context, obj client.Object, in any) (any, error) {
 	if f, ok := a.k.(Finisher[O, I]); ok {
 		return f.Finish(ctx, a.object(obj), a.inputs(in))
 	}
-	return nil
+	return nil, nil
 }
 
 func (a adapter[O, I]) ConfigMapReader() (func(client.Object) []string, []string, bool) {

@@ -89,7 +89,8 @@ func TestRegisteredCallsTheHooksAKindHas(t *testing.T) {
 }
 
 func TestManifestObjects(t *testing.T) {
-	got := manifestObjects("---\n# Source: a\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n---\n# empty\n")
+	var c manifestCache
+	got := c.objects("---\n# Source: a\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n---\n# empty\n")
 	assert.Equal(t, []ObjectRef{{Kind: "Deployment", Name: "d"}, {Kind: "Service", Name: "s"}}, got)
 	assert.Equal(t, "d", Observation{Objects: got}.Find("Deployment"))
 	assert.Equal(t, "", Observation{Objects: got}.Find("Route"))
@@ -99,10 +100,11 @@ func TestManifestObjects(t *testing.T) {
 // not change what the next caller gets.
 func TestManifestObjectsAreRemembered(t *testing.T) {
 	manifest := "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: remembered\n"
-	first := manifestObjects(manifest)
+	var c manifestCache
+	first := c.objects(manifest)
 	first[0].Name = "changed by a caller"
-	assert.Equal(t, []ObjectRef{{Kind: "Service", Name: "remembered"}}, manifestObjects(manifest))
-	allocs := testing.AllocsPerRun(100, func() { manifestObjects(manifest) })
+	assert.Equal(t, []ObjectRef{{Kind: "Service", Name: "remembered"}}, c.objects(manifest))
+	allocs := testing.AllocsPerRun(100, func() { c.objects(manifest) })
 	assert.LessOrEqual(t, allocs, 2.0, "a remembered list is not parsed again")
 	assert.Greater(t, testing.AllocsPerRun(10, func() { parseManifestObjects(manifest) }), 10.0, "parsing allocates more than a copy")
 }

@@ -23,6 +23,37 @@ const (
 	TypeTrustReady = "TrustReady"
 )
 
+// Reasons of the Reconciled condition that the reconciler and the kinds share.
+const (
+	// ReasonInvalidSpec: the user must change the spec.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonNameConflict: a name the operator needs is taken by an object it did not create.
+	ReasonNameConflict = "NameConflict"
+	// ReasonReleaseBusy: the release is pending, younger than the grace period.
+	ReasonReleaseBusy = "ReleaseBusy"
+	// ReasonInvalidOperatorSettings: the administrator must fix the operator's settings.
+	ReasonInvalidOperatorSettings = "InvalidOperatorSettings"
+	// ReasonOperatorForbidden: the API server refuses the operator a write
+	// its installation should allow (a missing role, a changed ClusterRole):
+	// the administrator must fix the installation.
+	ReasonOperatorForbidden = "OperatorForbidden"
+	// ReasonInstallFailed, ReasonUpgradeFailed: Helm's install or upgrade
+	// failed for a reason the user does not fix; retried with backoff.
+	ReasonInstallFailed = "InstallFailed"
+	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonDriftRepairFailed: restoring the release's objects failed; retried.
+	ReasonDriftRepairFailed = "DriftRepairFailed"
+	// ReasonUninstallFailed: the uninstall failed; the finalizer holds and it is retried.
+	ReasonUninstallFailed = "UninstallFailed"
+	// ReasonReleaseUnreadable: the release records could not be read; retried.
+	ReasonReleaseUnreadable = "ReleaseUnreadable"
+	// ReasonReleaseLocked: a release left pending could not be marked failed; retried.
+	ReasonReleaseLocked = "ReleaseLocked"
+	// ReasonReleaseNotRecorded: Helm applied the objects and failed to store
+	// the release record; retried.
+	ReasonReleaseNotRecorded = "ReleaseNotRecorded"
+)
+
 // Transition is a condition whose status changed (or that is new), for an event.
 type Transition struct {
 	Condition metav1.Condition

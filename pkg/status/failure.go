@@ -2,22 +2,6 @@ package status
 
 import "fmt"
 
-// Reasons of the Reconciled condition that the reconciler and the kinds share.
-const (
-	// ReasonInvalidSpec: the user must change the spec.
-	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonNameConflict: a name the operator needs is taken by an object it did not create.
-	ReasonNameConflict = "NameConflict"
-	// ReasonReleaseBusy: the release is pending, younger than the grace period.
-	ReasonReleaseBusy = "ReleaseBusy"
-	// ReasonInvalidOperatorSettings: the administrator must fix the operator's settings.
-	ReasonInvalidOperatorSettings = "InvalidOperatorSettings"
-	// ReasonOperatorForbidden: the API server refuses the operator a write
-	// its installation should allow (a missing role, a changed ClusterRole):
-	// the administrator must fix the installation.
-	ReasonOperatorForbidden = "OperatorForbidden"
-)
-
 // Failure is a problem the user (or the administrator) fixes: it is
 // reported on the CR with its reason and is not retried with backoff until
 // something changes. It is the one error type for that, from the

@@ -80,7 +80,7 @@ func computeStatus(prev llamav1alpha1.LlamaStackDistributionStatus, obs observed
 
 	reconciled := metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionTrue, Reason: "ReleaseApplied", Message: "the chart is applied for the current spec"}
 	if obs.Failure != nil {
-		reconciled = metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: obs.Failure.Message}
+		reconciled = metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: obs.Failure.Error()}
 	}
 	status.Set(&st.Conditions, reconciled, gen, obs.Now)
 
@@ -94,7 +94,7 @@ func computeStatus(prev llamav1alpha1.LlamaStackDistributionStatus, obs observed
 	ready := metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "the server runs the current spec"}
 	switch {
 	case obs.Failure != nil:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Message}
+		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Error()}
 	case deploymentReady.Status != metav1.ConditionTrue:
 		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: deploymentReady.Reason, Message: deploymentReady.Message}
 	case serviceReady.Status != metav1.ConditionTrue:

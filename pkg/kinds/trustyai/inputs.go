@@ -2,6 +2,7 @@ package trustyai
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,12 +26,12 @@ type Inputs struct {
 	// stored is the CA bundle ConfigMap as it is now, nil when absent or not
 	// the operator's (Prepare updates it).
 	stored *cabundle.Stored
-	// wiring is what Finish did to the model servers; nil before, and when
-	// the release failed.
-	wiring *wiring
 	// binding is the operator's proxy ClusterRoleBinding of the CR as
-	// Prepare read it; nil when there is none.
-	binding *rbacv1.ClusterRoleBinding
+	// Gather read it; nil when there is none. bindingConflict is set when a
+	// binding of its name is not the operator's: Prepare stops the CR with it
+	// before anything is applied.
+	binding         *rbacv1.ClusterRoleBinding
+	bindingConflict error
 	// dbCAUnknown: the operator may not read Secrets in the CR's namespace,
 	// so whether <name>-db-ca exists is unknown (it is taken as absent).
 	dbCAUnknown bool
@@ -107,6 +108,13 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 		case !apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("read PersistentVolumeClaim: %w", err)
 		}
+	}
+	var failure *status.Failure
+	switch in.binding, err = k.readProxyBinding(ctx, cr); {
+	case errors.As(err, &failure):
+		in.bindingConflict = failure
+	case err != nil:
+		return nil, err
 	}
 	return in, nil
 }

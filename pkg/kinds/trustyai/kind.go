@@ -91,15 +91,13 @@ func (k *Kind) Values(cr *trustyv1.TrustyAIService, in *Inputs) (map[string]any,
 func (*Kind) Conditions(cr *trustyv1.TrustyAIService) []metav1.Condition { return cr.Status.Conditions }
 
 // Prepare implements release.Preparer: the merged CA bundle, which the
-// chart mounts, before the chart is applied.
-// The proxy's binding is read here: a binding of its name that is not the
-// operator's stops the CR before anything is applied.
+// chart mounts, before the chart is applied. A proxy binding of the CR's
+// name that is not the operator's (Gather read it) stops the CR before
+// anything is applied.
 func (k *Kind) Prepare(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) error {
-	binding, err := k.readProxyBinding(ctx, cr)
-	if err != nil {
-		return err
+	if in.bindingConflict != nil {
+		return in.bindingConflict
 	}
-	in.binding = binding
 	return k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app.kubernetes.io/instance": cr.Name, "app.kubernetes.io/component": "ca-bundle"}, in.trust, in.stored)
 }
 
@@ -108,16 +106,16 @@ func (k *Kind) Prepare(ctx context.Context, cr *trustyv1.TrustyAIService, in *In
 // name the CR's ServiceAccount and Service: written before, a CR whose
 // names are another team's (a NameConflict) would bind that team's
 // ServiceAccount and send the model servers' payloads to its Service.
-func (k *Kind) Finish(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) error {
+// What the wiring did (a *wiring) reaches Status as Observation.Finished.
+func (k *Kind) Finish(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs) (any, error) {
 	if err := k.ensureProxyBinding(ctx, cr, in.binding); err != nil {
-		return err
+		return nil, err
 	}
 	w, err := k.wire(ctx, cr, in)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	in.wiring = &w
-	return nil
+	return &w, nil
 }
 
 // Cleanup implements release.Preparer: what Prepare and Finish wrote goes

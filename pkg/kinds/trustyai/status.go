@@ -102,12 +102,12 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 
 	provisioned := cond(TypeProvisioningSucceeded, true, "ReleaseApplied", "the chart is applied for the current spec")
 	if o.Failure != nil {
-		provisioned = cond(TypeProvisioningSucceeded, false, o.Failure.Reason, o.Failure.Message)
+		provisioned = cond(TypeProvisioningSucceeded, false, o.Failure.Reason, o.Failure.Error())
 	}
 	set(provisioned)
 	degraded := cond(TypeDegraded, false, "AsExpected", "the current spec is applied")
 	if o.Failure != nil {
-		degraded = cond(TypeDegraded, true, o.Failure.Reason, o.Failure.Message)
+		degraded = cond(TypeDegraded, true, o.Failure.Reason, o.Failure.Error())
 	}
 	set(degraded)
 
@@ -165,7 +165,7 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 	ready := cond(status.TypeReady, true, "AllComponentsReady", "the service runs the current spec")
 	switch {
 	case o.Failure != nil:
-		ready = cond(status.TypeReady, false, o.Failure.Reason, "the current spec is not applied: "+o.Failure.Message)
+		ready = cond(status.TypeReady, false, o.Failure.Reason, "the current spec is not applied: "+o.Failure.Error())
 	case !dbReady:
 		ready = cond(status.TypeReady, false, "DBNotReady", o.DB.Message)
 	case len(notReady) > 0:
@@ -282,9 +282,9 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 		UsesClaim: usesClaim(cr), Database: cr.Spec.Storage.Format == trustyv1.StorageDatabase,
 		RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
 	}
+	o.Wiring, _ = obs.Finished.(*wiring)
 	if in != nil {
 		o.Trust = in.trust
-		o.Wiring = in.wiring
 		o.DBCAUnknown, o.DBCAName = in.dbCAUnknown, dbCAName(cr.Name)
 		o.TLSMode = in.values.Platform.tlsMode()
 		if d := in.values.Settings.IngressDomain; d != "" {

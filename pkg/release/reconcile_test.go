@@ -1,0 +1,348 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// The loop's unit tests: the reconciler with a fake Helm action client (an
+// in-memory release store, a kube client that applies nothing) and a fake
+// API client, for a toy kind whose CRs are Deployments (a namespaced type
+// with a status subresource). What Helm and the API server do is tested in
+// test/integration; here it is the order of the phases, what reaches
+// Status, what is written and what is returned.
+
+// fakeActions is a Helm action client over an in-memory release store.
+type fakeActions struct {
+	cfg                *action.Configuration
+	installs, upgrades int
+	installErr         error
+}
+
+func newFakeActions() *fakeActions {
+	return &fakeActions{cfg: &action.Configuration{Releases: storage.Init(driver.NewMemory()), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard}}}
+}
+
+func (f *fakeActions) ActionClientFor(context.Context, client.Object) (helmclient.ActionInterface, error) {
+	return f, nil
+}
+func (f *fakeActions) Config() *action.Configuration { return f.cfg }
+func (f *fakeActions) Get(name string, _ ...helmclient.GetOption) (*helmrelease.Release, error) {
+	return f.cfg.Releases.Last(name)
+}
+func (f *fakeActions) History(name string, _ ...helmclient.HistoryOption) ([]*helmrelease.Release, error) {
+	return f.cfg.Releases.History(name)
+}
+func (f *fakeActions) Install(name, ns string, c *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*helmrelease.Release, error) {
+	f.installs++
+	if f.installErr != nil {
+		return nil, f.installErr
+	}
+	i := &action.Install{}
+	for _, o := range opts {
+		if err := o(i); err != nil {
+			return nil, err
+		}
+	}
+	rel := &helmrelease.Release{Name: name, Namespace: ns, Version: 1, Chart: c, Config: vals, Labels: i.Labels,
+		Manifest: "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: " + name + "\n",
+		Info:     &helmrelease.Info{Status: helmrelease.StatusDeployed}}
+	return rel, f.cfg.Releases.Create(rel)
+}
+func (f *fakeActions) Upgrade(name, ns string, c *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) (*helmrelease.Release, error) {
+	f.upgrades++
+	u := &action.Upgrade{}
+	for _, o := range opts {
+		if err := o(u); err != nil {
+			return nil, err
+		}
+	}
+	last, err := f.cfg.Releases.Last(name)
+	if err != nil {
+		return nil, err
+	}
+	last.Info.Status = helmrelease.StatusSuperseded
+	if err := f.cfg.Releases.Update(last); err != nil {
+		return nil, err
+	}
+	rel := &helmrelease.Release{Name: name, Namespace: ns, Version: last.Version + 1, Chart: c, Config: vals, Labels: u.Labels,
+		Manifest: last.Manifest, Info: &helmrelease.Info{Status: helmrelease.StatusDeployed}}
+	return rel, f.cfg.Releases.Create(rel)
+}
+func (f *fakeActions) Uninstall(string, ...helmclient.UninstallOption) (*helmrelease.UninstallReleaseResponse, error) {
+	return nil, errors.New("the reconciler uninstalls by itself")
+}
+func (f *fakeActions) Reconcile(*helmrelease.Release) error { return nil }
+
+// toyKind serves Deployments as CRs: the values are the replicas; Status
+// keeps what it was told and writes a Reconciled condition.
+type toyKind struct {
+	gatherErr, prepareErr, cleanupErr error
+	finished                          any
+	calls                             []string
+	told                              []Observation
+}
+
+type toyInputs struct{ replicas int32 }
+
+func (k *toyKind) Meta() Meta {
+	return Meta{
+		GVK:           appsv1.SchemeGroupVersion.WithKind("Deployment"),
+		NewObject:     func() client.Object { return &appsv1.Deployment{} },
+		NewList:       func() client.ObjectList { return &appsv1.DeploymentList{} },
+		ReleasePrefix: "toy",
+	}
+}
+func (k *toyKind) Gather(_ context.Context, d *appsv1.Deployment) (*toyInputs, error) {
+	k.calls = append(k.calls, "gather")
+	return &toyInputs{replicas: ptr.Deref(d.Spec.Replicas, 1)}, k.gatherErr
+}
+func (k *toyKind) Values(_ *appsv1.Deployment, in *toyInputs) (map[string]any, error) {
+	k.calls = append(k.calls, "values")
+	return map[string]any{"replicas": int(in.replicas)}, nil
+}
+func (k *toyKind) Prepare(context.Context, *appsv1.Deployment, *toyInputs) error {
+	k.calls = append(k.calls, "prepare")
+	return k.prepareErr
+}
+func (k *toyKind) Finish(context.Context, *appsv1.Deployment, *toyInputs) (any, error) {
+	k.calls = append(k.calls, "finish")
+	return k.finished, nil
+}
+func (k *toyKind) Cleanup(context.Context, *appsv1.Deployment) error {
+	k.calls = append(k.calls, "cleanup")
+	return k.cleanupErr
+}
+func (k *toyKind) Status(_ context.Context, d *appsv1.Deployment, _ *toyInputs, obs Observation) error {
+	k.calls = append(k.calls, "status")
+	k.told = append(k.told, obs)
+	c := appsv1.DeploymentCondition{Type: status.TypeReconciled, Status: corev1.ConditionTrue, Reason: "Applied"}
+	if obs.Failure != nil {
+		c = appsv1.DeploymentCondition{Type: status.TypeReconciled, Status: corev1.ConditionFalse, Reason: obs.Failure.Reason, Message: obs.Failure.Error()}
+	}
+	d.Status.Conditions = []appsv1.DeploymentCondition{c}
+	return nil
+}
+func (k *toyKind) Conditions(d *appsv1.Deployment) []metav1.Condition {
+	var out []metav1.Condition
+	for _, c := range d.Status.Conditions {
+		out = append(out, metav1.Condition{Type: string(c.Type), Status: metav1.ConditionStatus(c.Status), Reason: c.Reason, Message: c.Message})
+	}
+	return out
+}
+
+// loop is a reconciler of the toy kind with its fakes.
+type loop struct {
+	r        *Reconciler
+	kind     *toyKind
+	actions  *fakeActions
+	client   client.Client
+	events   *record.FakeRecorder
+	statuses int
+	req      ctrl.Request
+}
+
+func newLoop(t *testing.T) *loop {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	cr := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "toy", UID: "uid-1", Generation: 1}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)}}
+	l := &loop{kind: &toyKind{}, actions: newFakeActions(), events: record.NewFakeRecorder(100), req: ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cr)}}
+	l.client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(cr).WithStatusSubresource(cr).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			l.statuses++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	toy := &charts.Chart{Chart: &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "toy", Version: "0.1.0"}}, Digest: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Kinds: []schema.GroupKind{{Kind: "Service"}}}
+	r, err := NewReconciler(WithClient(l.client), WithKind(Register[*appsv1.Deployment, *toyInputs](l.kind)), WithChart(toy),
+		WithActionClientGetter(l.actions), WithEventRecorder(l.events), WithReconcilePeriod(10*time.Minute))
+	require.NoError(t, err)
+	l.r = r
+	return l
+}
+
+func (l *loop) reconcile(t *testing.T) (ctrl.Result, error) {
+	t.Helper()
+	l.kind.calls = nil
+	return l.r.Reconcile(context.Background(), l.req)
+}
+
+func (l *loop) cr(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	require.NoError(t, l.client.Get(context.Background(), l.req.NamespacedName, d))
+	return d
+}
+
+func (l *loop) drainEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-l.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// A new CR: the finalizer, the phases in order, one install, one status
+// write with the release's objects, the event, the next look at the period.
+// Unchanged, it costs no install, upgrade or write; a changed spec upgrades.
+func TestLoopInstallsOnceAndThenWritesNothing(t *testing.T) {
+	l := newLoop(t)
+	res, err := l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, ctrl.Result{RequeueAfter: 10 * time.Minute}, res)
+	assert.Equal(t, []string{"gather", "values", "prepare", "finish", "status"}, l.kind.calls)
+	assert.Equal(t, 1, l.actions.installs)
+	assert.Equal(t, 1, l.statuses)
+	cr := l.cr(t)
+	assert.Contains(t, cr.Finalizers, Finalizer)
+	require.Len(t, cr.Status.Conditions, 1)
+	assert.Equal(t, corev1.ConditionTrue, cr.Status.Conditions[0].Status)
+	obs := l.kind.told[0]
+	assert.True(t, obs.Applied)
+	assert.Nil(t, obs.Failure)
+	assert.Equal(t, []ObjectRef{{Kind: "Service", Name: "toy-team-a.toy"}}, obs.Objects)
+	assert.Contains(t, l.drainEvents(), "Normal Installed installed release toy-team-a.toy revision 1")
+
+	_, err = l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.actions.installs)
+	assert.Zero(t, l.actions.upgrades)
+	assert.Equal(t, 1, l.statuses, "an unchanged CR writes nothing")
+	assert.Empty(t, l.drainEvents())
+
+	cr.Spec.Replicas = ptr.To[int32](3)
+	require.NoError(t, l.client.Update(context.Background(), cr))
+	_, err = l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.actions.upgrades)
+	assert.Contains(t, l.drainEvents(), "Normal Upgraded upgraded release toy-team-a.toy to revision 2")
+}
+
+// What Finish returns reaches Status through the Observation.
+func TestLoopHandsFinishsResultToStatus(t *testing.T) {
+	l := newLoop(t)
+	l.kind.finished = "wired 2 model servers"
+	_, err := l.reconcile(t)
+	require.NoError(t, err)
+	require.Len(t, l.kind.told, 1)
+	assert.Equal(t, "wired 2 model servers", l.kind.told[0].Finished)
+}
+
+// A failure the user fixes reaches Status as it was made, field and all,
+// nothing is applied, the condition's turn is a Warning event, and no error
+// is returned (the CR waits for a change). The same failure again writes
+// nothing.
+func TestLoopPassesAFailureThroughUnchanged(t *testing.T) {
+	l := newLoop(t)
+	l.kind.gatherErr = &status.Failure{Reason: status.ReasonInvalidSpec, Field: "spec.replicas", Message: "must be odd"}
+	res, err := l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, ctrl.Result{RequeueAfter: 10 * time.Minute}, res)
+	assert.Equal(t, []string{"gather", "status"}, l.kind.calls, "nothing is prepared or applied")
+	assert.Zero(t, l.actions.installs)
+	require.Len(t, l.kind.told, 1)
+	assert.Equal(t, l.kind.gatherErr, l.kind.told[0].Failure)
+	assert.False(t, l.kind.told[0].Applied)
+	cr := l.cr(t)
+	assert.Equal(t, "spec.replicas: must be odd", cr.Status.Conditions[0].Message)
+	assert.Equal(t, []string{"Warning InvalidSpec Reconciled is False: spec.replicas: must be odd"}, l.drainEvents())
+
+	_, err = l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.statuses)
+	assert.Empty(t, l.drainEvents())
+}
+
+// A failed install is in the status (InstallFailed) and returned, to be
+// retried with backoff; an error of Gather that is no failure is returned
+// without a status write.
+func TestLoopRetriesWhatTheUserDoesNotFix(t *testing.T) {
+	l := newLoop(t)
+	l.actions.installErr = errors.New("connection reset")
+	res, err := l.reconcile(t)
+	require.ErrorContains(t, err, "connection reset")
+	assert.Equal(t, ctrl.Result{}, res, "backoff, not the period")
+	assert.Equal(t, status.ReasonInstallFailed, l.cr(t).Status.Conditions[0].Reason)
+	assert.Equal(t, 1, l.statuses)
+
+	l.kind.gatherErr = errors.New("cache not synced")
+	_, err = l.reconcile(t)
+	require.ErrorContains(t, err, "cache not synced")
+	assert.Equal(t, []string{"gather"}, l.kind.calls)
+	assert.Equal(t, 1, l.statuses)
+}
+
+// A write outside Helm the operator may not do is the administrator's to
+// fix: OperatorForbidden, looked at again soon (no watch sees the fix).
+func TestLoopForbiddenWritesAreRecheckedSoon(t *testing.T) {
+	l := newLoop(t)
+	l.kind.prepareErr = apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("no"))
+	res, err := l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, ctrl.Result{RequeueAfter: conflictRecheck}, res)
+	assert.Equal(t, status.ReasonOperatorForbidden, l.cr(t).Status.Conditions[0].Reason)
+	assert.Zero(t, l.actions.installs)
+}
+
+// Deletion: the release's records go, then Cleanup, then the finalizer; a
+// failed cleanup holds the finalizer, says why in the status (Deleting) and
+// is retried.
+func TestLoopUninstallsThenLetsGo(t *testing.T) {
+	l := newLoop(t)
+	_, err := l.reconcile(t)
+	require.NoError(t, err)
+	require.NoError(t, l.client.Delete(context.Background(), l.cr(t)))
+
+	l.kind.cleanupErr = errors.New("model server unreachable")
+	_, err = l.reconcile(t)
+	require.ErrorContains(t, err, "model server unreachable")
+	cr := l.cr(t)
+	assert.Contains(t, cr.Finalizers, Finalizer)
+	assert.Equal(t, status.ReasonUninstallFailed, cr.Status.Conditions[0].Reason)
+	obs := l.kind.told[len(l.kind.told)-1]
+	assert.True(t, obs.Deleting)
+	assert.Contains(t, l.drainEvents(), "Warning UninstallFailed Reconciled is False: clean up: model server unreachable")
+
+	l.kind.cleanupErr = nil
+	res, err := l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, ctrl.Result{}, res)
+	assert.Equal(t, []string{"cleanup"}, l.kind.calls)
+	_, err = l.actions.cfg.Releases.History("toy-team-a.toy")
+	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "the records are gone")
+	err = l.client.Get(context.Background(), l.req.NamespacedName, &appsv1.Deployment{})
+	assert.True(t, apierrors.IsNotFound(err), "the finalizer went, and with it the CR: %v", err)
+}
