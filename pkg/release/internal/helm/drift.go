@@ -8,7 +8,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	helmkube "helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -148,7 +148,7 @@ func markHelmOwned(obj runtime.Object, own guard.Ownership) error {
 // release that are the operator's, inside the CR's namespace and not kept by
 // the chart, each with its UID as a precondition. It returns how many it
 // deleted and the objects it left because they are not the operator's.
-func DeleteReleaseObjects(cfg *action.Configuration, history []*release.Release, policy guard.Policy, own guard.Ownership) (int, []string, error) {
+func DeleteReleaseObjects(cfg *action.Configuration, history []*helmrelease.Release, policy guard.Policy, own guard.Ownership) (int, []string, error) {
 	done := map[string]bool{}
 	deleted := 0
 	var left []string

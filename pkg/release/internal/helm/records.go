@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,14 +61,14 @@ func recordKey(name string, version int) string {
 }
 
 // Get reads a record of the CR; ErrReleaseNotFound for another's.
-func (r *records) Get(key string) (*release.Release, error) {
+func (r *records) Get(key string) (*helmrelease.Release, error) {
 	_, rls, err := r.read(key)
 	return rls, err
 }
 
 // read reads a record of the CR and its ConfigMap; ErrReleaseNotFound for
 // another's.
-func (r *records) read(key string) (*corev1.ConfigMap, *release.Release, error) {
+func (r *records) read(key string) (*corev1.ConfigMap, *helmrelease.Release, error) {
 	cm, err := r.impl.Get(context.Background(), key, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -89,14 +89,14 @@ func (r *records) read(key string) (*corev1.ConfigMap, *release.Release, error) 
 // Query lists the CR's records that match labels (the API server selects
 // by the CR's kind and namespace too). A history query of the CR's release
 // that finds nothing looks for the records of its legacy name, once.
-func (r *records) Query(query map[string]string) ([]*release.Release, error) {
+func (r *records) Query(query map[string]string) ([]*helmrelease.Release, error) {
 	selector := maps.Clone(query)
 	selector[LabelOwnerKind], selector[LabelOwnerNamespace] = r.owner.Kind, r.owner.Namespace
 	list, err := r.impl.List(context.Background(), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
 	if err != nil {
 		return nil, err
 	}
-	var out []*release.Release
+	var out []*helmrelease.Release
 	for i := range list.Items {
 		cm := &list.Items[i]
 		if !r.owner.owns(cm.Labels) {
@@ -124,7 +124,7 @@ func (r *records) Query(query map[string]string) ([]*release.Release, error) {
 // carrying its UID, to its release name, and returns them. They keep their
 // labels but the name label, so the next reconcile upgrades the release
 // (its objects then carry the new release name).
-func (r *records) migrate() ([]*release.Release, error) {
+func (r *records) migrate() ([]*helmrelease.Release, error) {
 	if r.owner.UID == "" {
 		return nil, nil
 	}
@@ -136,7 +136,7 @@ func (r *records) migrate() ([]*release.Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list legacy release records: %w", err)
 	}
-	var out []*release.Release
+	var out []*helmrelease.Release
 	for i := range list.Items {
 		old := &list.Items[i]
 		rls, err := decodeRecord(old.Data["release"])
@@ -165,7 +165,7 @@ func (r *records) migrate() ([]*release.Release, error) {
 
 // Delete deletes a record of the CR, with its UID as a precondition; a
 // record of another CR is not found.
-func (r *records) Delete(key string) (*release.Release, error) {
+func (r *records) Delete(key string) (*helmrelease.Release, error) {
 	cm, rls, err := r.read(key)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (r *records) Delete(key string) (*release.Release, error) {
 }
 
 // Create stores a new record; ErrReleaseExists when one has its key.
-func (r *records) Create(key string, rls *release.Release) error {
+func (r *records) Create(key string, rls *helmrelease.Release) error {
 	obj, err := r.recordObject(key, rls, "createdAt")
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func (r *records) Create(key string, rls *release.Release) error {
 }
 
 // Update replaces a stored record.
-func (r *records) Update(key string, rls *release.Release) error {
+func (r *records) Update(key string, rls *helmrelease.Release) error {
 	obj, err := r.recordObject(key, rls, "modifiedAt")
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (r *records) Update(key string, rls *release.Release) error {
 
 // recordObject is recordObject for the CR's records: one without the CR's
 // owner labels, or too large to store, is refused.
-func (r *records) recordObject(key string, rls *release.Release, stamp string) (*corev1.ConfigMap, error) {
+func (r *records) recordObject(key string, rls *helmrelease.Release, stamp string) (*corev1.ConfigMap, error) {
 	if !r.owner.owns(rls.Labels) {
 		return nil, fmt.Errorf("release record %s: not labelled as %s %s/%s's", key, r.owner.Kind, r.owner.Namespace, r.owner.Name)
 	}
@@ -223,7 +223,7 @@ func (r *records) recordObject(key string, rls *release.Release, stamp string) (
 // recordObject is the ConfigMap Helm's driver stores for rls: the release
 // as base64 of gzip (best compression) of JSON, its labels and Helm's own,
 // and the time of the write under stamp.
-func recordObject(key string, rls *release.Release, stamp string) (*corev1.ConfigMap, error) {
+func recordObject(key string, rls *helmrelease.Release, stamp string) (*corev1.ConfigMap, error) {
 	data, err := encodeRecord(rls)
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ var gzipWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-func encodeRecord(rls *release.Release) (string, error) {
+func encodeRecord(rls *helmrelease.Release) (string, error) {
 	b, err := json.Marshal(rls)
 	if err != nil {
 		return "", err
@@ -271,7 +271,7 @@ func encodeRecord(rls *release.Release) (string, error) {
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
 // decodeRecord reads a record as Helm's driver does.
-func decodeRecord(data string) (*release.Release, error) {
+func decodeRecord(data string) (*helmrelease.Release, error) {
 	b, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
 		return nil, err
@@ -286,7 +286,7 @@ func decodeRecord(data string) (*release.Release, error) {
 			return nil, err
 		}
 	}
-	var rls release.Release
+	var rls helmrelease.Release
 	if err := json.Unmarshal(b, &rls); err != nil {
 		return nil, err
 	}

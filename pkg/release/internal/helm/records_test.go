@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,9 +21,9 @@ import (
 // (its timestamp label aside), on create and on update, and Helm's driver
 // reads them back.
 func TestRecordsAreHelms(t *testing.T) {
-	rls := func(st release.Status) *release.Release {
-		return &release.Release{
-			Name: "r", Namespace: "ns", Version: 2, Info: &release.Info{Status: st, Description: "d"},
+	rls := func(st helmrelease.Status) *helmrelease.Release {
+		return &helmrelease.Release{
+			Name: "r", Namespace: "ns", Version: 2, Info: &helmrelease.Info{Status: st, Description: "d"},
 			Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("kind: ConfigMap\n")}}},
 			Config:   map[string]any{"v": 1},
 			Manifest: "---\nkind: ConfigMap\n",
@@ -46,19 +46,19 @@ func TestRecordsAreHelms(t *testing.T) {
 	}
 
 	for _, d := range []driver.Driver{helm, ours} {
-		require.NoError(t, d.Create("sh.helm.release.v1.r.v2", rls(release.StatusDeployed)))
+		require.NoError(t, d.Create("sh.helm.release.v1.r.v2", rls(helmrelease.StatusDeployed)))
 	}
 	same("createdAt")
-	assert.ErrorIs(t, ours.Create("sh.helm.release.v1.r.v2", rls(release.StatusDeployed)), driver.ErrReleaseExists)
+	assert.ErrorIs(t, ours.Create("sh.helm.release.v1.r.v2", rls(helmrelease.StatusDeployed)), driver.ErrReleaseExists)
 	for _, d := range []driver.Driver{helm, ours} {
-		require.NoError(t, d.Update("sh.helm.release.v1.r.v2", rls(release.StatusSuperseded)))
+		require.NoError(t, d.Update("sh.helm.release.v1.r.v2", rls(helmrelease.StatusSuperseded)))
 	}
 	same("modifiedAt")
 
 	back, err := driver.NewConfigMaps(oursCS.CoreV1().ConfigMaps("ops")).Get("sh.helm.release.v1.r.v2")
 	require.NoError(t, err)
-	assert.Equal(t, release.StatusSuperseded, back.Info.Status)
-	assert.Equal(t, rls(release.StatusSuperseded).Manifest, back.Manifest)
+	assert.Equal(t, helmrelease.StatusSuperseded, back.Info.Status)
+	assert.Equal(t, rls(helmrelease.StatusSuperseded).Manifest, back.Manifest)
 }
 
 // The storage of one CR serves its own records only: another CR's record
@@ -73,8 +73,8 @@ func TestRecordsAreTheOwnersOnly(t *testing.T) {
 	me := Owner{Kind: "K", Namespace: "ns", Name: long, UID: "uid-me", Release: naming.ReleaseName("k", "ns", long), Legacy: naming.LegacyReleaseName("k", "ns", long)}
 	require.NotEqual(t, me.Release, me.Legacy)
 	ours := NewRecords(cms, me)
-	rls := func(name string, version int, owner Owner) *release.Release {
-		return &release.Release{Name: name, Namespace: "ns", Version: version, Info: &release.Info{Status: release.StatusDeployed}, Labels: owner.Labels()}
+	rls := func(name string, version int, owner Owner) *helmrelease.Release {
+		return &helmrelease.Release{Name: name, Namespace: "ns", Version: version, Info: &helmrelease.Info{Status: helmrelease.StatusDeployed}, Labels: owner.Labels()}
 	}
 
 	// Another CR's record under this CR's name (another namespace).

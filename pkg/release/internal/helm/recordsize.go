@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,9 +22,9 @@ import (
 // store the record, say nothing, and install them again on every reconcile.
 func RecordCheck(owner client.Object, relName string, c *chart.Chart, vals map[string]any) func(manifest string) error {
 	return func(manifest string) error {
-		rls := &release.Release{
+		rls := &helmrelease.Release{
 			Name: relName, Namespace: owner.GetNamespace(), Chart: c, Config: vals, Manifest: manifest, Version: 1,
-			Info: &release.Info{Status: release.StatusDeployed, Description: "Upgrade complete"},
+			Info: &helmrelease.Info{Status: helmrelease.StatusDeployed, Description: "Upgrade complete"},
 		}
 		raw, err := json.Marshal(rls)
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
@@ -38,9 +38,9 @@ import (
 type HeldPending struct {
 	driver.Driver
 	mu   sync.Mutex
-	held map[string]*release.Release
+	held map[string]*helmrelease.Release
 	// history is each release's stored revisions by name, once listed.
-	history map[string][]*release.Release
+	history map[string][]*helmrelease.Release
 	// failed is the first write that failed. Helm logs a failed write of
 	// the record that ends an install or an upgrade and reports success:
 	// the reconciler asks (WriteFailure), so that objects applied without a
@@ -56,12 +56,12 @@ func (d *HeldPending) WriteFailure() error {
 }
 
 func HoldPending(d driver.Driver) *HeldPending {
-	return &HeldPending{Driver: d, held: map[string]*release.Release{}, history: map[string][]*release.Release{}}
+	return &HeldPending{Driver: d, held: map[string]*helmrelease.Release{}, history: map[string][]*helmrelease.Release{}}
 }
 
 // Query answers a release's history, and its deployed revisions, from the
 // first list of it; other queries go to the driver.
-func (d *HeldPending) Query(labels map[string]string) ([]*release.Release, error) {
+func (d *HeldPending) Query(labels map[string]string) ([]*helmrelease.Release, error) {
 	name, status, ok := historyQuery(labels)
 	if !ok {
 		return d.Driver.Query(labels)
@@ -81,7 +81,7 @@ func (d *HeldPending) Query(labels map[string]string) ([]*release.Release, error
 		d.history[name] = h
 		d.mu.Unlock()
 	}
-	var out []*release.Release
+	var out []*helmrelease.Release
 	for _, rls := range h {
 		if status == "" || (rls.Info != nil && rls.Info.Status.String() == status) {
 			out = append(out, rls)
@@ -104,7 +104,7 @@ func historyQuery(labels map[string]string) (name, status string, ok bool) {
 	case 2:
 		return labels["name"], "", true
 	case 3:
-		if labels["status"] == release.StatusDeployed.String() {
+		if labels["status"] == helmrelease.StatusDeployed.String() {
 			return labels["name"], labels["status"], true
 		}
 	}
@@ -113,7 +113,7 @@ func historyQuery(labels map[string]string) (name, status string, ok bool) {
 
 // stored keeps a remembered history current after a write of rls (gone:
 // deleted); a failed write forgets it, to be listed again.
-func (d *HeldPending) stored(name string, version int, rls *release.Release, err error) {
+func (d *HeldPending) stored(name string, version int, rls *helmrelease.Release, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h, known := d.history[name]
@@ -127,14 +127,14 @@ func (d *HeldPending) stored(name string, version int, rls *release.Release, err
 		delete(d.history, name)
 		return
 	}
-	h = slices.DeleteFunc(slices.Clone(h), func(r *release.Release) bool { return r.Version == version })
+	h = slices.DeleteFunc(slices.Clone(h), func(r *helmrelease.Release) bool { return r.Version == version })
 	if rls != nil {
 		h = append(h, rls)
 	}
 	d.history[name] = h
 }
 
-func (d *HeldPending) Create(key string, rls *release.Release) error {
+func (d *HeldPending) Create(key string, rls *helmrelease.Release) error {
 	if rls.Info != nil && rls.Info.Status.IsPending() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -146,7 +146,7 @@ func (d *HeldPending) Create(key string, rls *release.Release) error {
 	return err
 }
 
-func (d *HeldPending) Update(key string, rls *release.Release) error {
+func (d *HeldPending) Update(key string, rls *helmrelease.Release) error {
 	d.mu.Lock()
 	_, held := d.held[key]
 	if held && rls.Info != nil && rls.Info.Status.IsPending() {
@@ -166,7 +166,7 @@ func (d *HeldPending) Update(key string, rls *release.Release) error {
 	return err
 }
 
-func (d *HeldPending) Get(key string) (*release.Release, error) {
+func (d *HeldPending) Get(key string) (*helmrelease.Release, error) {
 	d.mu.Lock()
 	rls, held := d.held[key]
 	d.mu.Unlock()
@@ -176,7 +176,7 @@ func (d *HeldPending) Get(key string) (*release.Release, error) {
 	return d.Driver.Get(key)
 }
 
-func (d *HeldPending) Delete(key string) (*release.Release, error) {
+func (d *HeldPending) Delete(key string) (*helmrelease.Release, error) {
 	d.mu.Lock()
 	rls, held := d.held[key]
 	delete(d.held, key)

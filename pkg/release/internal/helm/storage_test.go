@@ -11,7 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	"helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
@@ -22,18 +22,18 @@ type counting struct {
 	creates, updates int
 }
 
-func (c *counting) Create(key string, rls *release.Release) error {
+func (c *counting) Create(key string, rls *helmrelease.Release) error {
 	c.creates++
 	return c.Driver.Create(key, rls)
 }
 
-func (c *counting) Update(key string, rls *release.Release) error {
+func (c *counting) Update(key string, rls *helmrelease.Release) error {
 	c.updates++
 	return c.Driver.Update(key, rls)
 }
 
-func rev(version int, st release.Status) *release.Release {
-	return &release.Release{Name: "r", Namespace: "ns", Version: version, Info: &release.Info{Status: st}}
+func rev(version int, st helmrelease.Status) *helmrelease.Release {
+	return &helmrelease.Release{Name: "r", Namespace: "ns", Version: version, Info: &helmrelease.Info{Status: st}}
 }
 
 // An install writes its record once, deployed; an upgrade writes the new
@@ -43,28 +43,28 @@ func TestPendingRecordsAreHeld(t *testing.T) {
 	inner := &counting{Driver: driver.NewMemory()}
 	d := HoldPending(inner)
 
-	require.NoError(t, d.Create("r.v1", rev(1, release.StatusPendingInstall)))
+	require.NoError(t, d.Create("r.v1", rev(1, helmrelease.StatusPendingInstall)))
 	got, err := d.Get("r.v1")
 	require.NoError(t, err)
-	assert.Equal(t, release.StatusPendingInstall, got.Info.Status, "a held revision is readable")
+	assert.Equal(t, helmrelease.StatusPendingInstall, got.Info.Status, "a held revision is readable")
 	_, err = inner.Get("r.v1")
 	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "and not written")
-	require.NoError(t, d.Update("r.v1", rev(1, release.StatusDeployed)))
+	require.NoError(t, d.Update("r.v1", rev(1, helmrelease.StatusDeployed)))
 	assert.Equal(t, 1, inner.creates+inner.updates, "one write per install")
 
-	require.NoError(t, d.Create("r.v2", rev(2, release.StatusPendingUpgrade)))
-	require.NoError(t, d.Update("r.v1", rev(1, release.StatusSuperseded)))
-	require.NoError(t, d.Update("r.v2", rev(2, release.StatusDeployed)))
+	require.NoError(t, d.Create("r.v2", rev(2, helmrelease.StatusPendingUpgrade)))
+	require.NoError(t, d.Update("r.v1", rev(1, helmrelease.StatusSuperseded)))
+	require.NoError(t, d.Update("r.v2", rev(2, helmrelease.StatusDeployed)))
 	assert.Equal(t, 3, inner.creates+inner.updates, "two per upgrade: the new revision and the old one superseded")
 	assert.Equal(t, 2, inner.creates)
 
-	require.NoError(t, d.Create("r.v3", rev(3, release.StatusPendingUpgrade)))
-	require.NoError(t, d.Update("r.v3", rev(3, release.StatusFailed)))
+	require.NoError(t, d.Create("r.v3", rev(3, helmrelease.StatusPendingUpgrade)))
+	require.NoError(t, d.Update("r.v3", rev(3, helmrelease.StatusFailed)))
 	got, err = inner.Get("r.v3")
 	require.NoError(t, err)
-	assert.Equal(t, release.StatusFailed, got.Info.Status, "a failed action is stored")
+	assert.Equal(t, helmrelease.StatusFailed, got.Info.Status, "a failed action is stored")
 
-	require.NoError(t, d.Create("r.v4", rev(4, release.StatusPendingUpgrade)))
+	require.NoError(t, d.Create("r.v4", rev(4, helmrelease.StatusPendingUpgrade)))
 	gone, err := d.Delete("r.v4")
 	require.NoError(t, err)
 	assert.Equal(t, 4, gone.Version)
@@ -78,7 +78,7 @@ type queries struct {
 	n int
 }
 
-func (q *queries) Query(labels map[string]string) ([]*release.Release, error) {
+func (q *queries) Query(labels map[string]string) ([]*helmrelease.Release, error) {
 	q.n++
 	return q.Driver.Query(labels)
 }
@@ -124,11 +124,11 @@ func TestAReconcileListsAReleaseOnce(t *testing.T) {
 
 	stored, err := inner.Query(map[string]string{"name": "r", "owner": "helm"})
 	require.NoError(t, err)
-	got := map[int]release.Status{}
+	got := map[int]helmrelease.Status{}
 	for _, rls := range stored {
 		got[rls.Version] = rls.Info.Status
 	}
-	assert.Equal(t, map[int]release.Status{3: release.StatusSuperseded, 4: release.StatusSuperseded, 5: release.StatusDeployed}, got,
+	assert.Equal(t, map[int]helmrelease.Status{3: helmrelease.StatusSuperseded, 4: helmrelease.StatusSuperseded, 5: helmrelease.StatusDeployed}, got,
 		"pruned to three revisions, the last deployed")
 }
 
@@ -142,13 +142,13 @@ func TestRememberedHistoryFollowsWrites(t *testing.T) {
 
 	_, err := d.Query(history)
 	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "no records yet")
-	require.NoError(t, d.Create("r.v1", rev(1, release.StatusDeployed)))
-	require.NoError(t, d.Create("r.v2", rev(2, release.StatusPendingUpgrade)))
+	require.NoError(t, d.Create("r.v1", rev(1, helmrelease.StatusDeployed)))
+	require.NoError(t, d.Create("r.v2", rev(2, helmrelease.StatusPendingUpgrade)))
 	h, err := d.Query(history)
 	require.NoError(t, err)
 	assert.Len(t, h, 1, "a held revision is not stored, so not listed")
-	require.NoError(t, d.Update("r.v1", rev(1, release.StatusSuperseded)))
-	require.NoError(t, d.Update("r.v2", rev(2, release.StatusDeployed)))
+	require.NoError(t, d.Update("r.v1", rev(1, helmrelease.StatusSuperseded)))
+	require.NoError(t, d.Update("r.v2", rev(2, helmrelease.StatusDeployed)))
 	dep, err := d.Query(deployed)
 	require.NoError(t, err)
 	require.Len(t, dep, 1)
@@ -162,7 +162,7 @@ func TestRememberedHistoryFollowsWrites(t *testing.T) {
 	assert.Equal(t, 1, q.n, "one list for all of it")
 
 	// An update of a record that is not stored fails: the next query lists.
-	assert.Error(t, d.Update("r.v9", rev(9, release.StatusDeployed)))
+	assert.Error(t, d.Update("r.v9", rev(9, helmrelease.StatusDeployed)))
 	_, err = d.Query(history)
 	require.NoError(t, err)
 	assert.Equal(t, 2, q.n, "listed again after a failed write")
@@ -176,8 +176,8 @@ func TestRememberedHistoryFollowsWrites(t *testing.T) {
 // failing refuses every write.
 type failing struct{ driver.Driver }
 
-func (failing) Create(string, *release.Release) error { return errors.New("refused") }
-func (failing) Update(string, *release.Release) error { return errors.New("refused") }
+func (failing) Create(string, *helmrelease.Release) error { return errors.New("refused") }
+func (failing) Update(string, *helmrelease.Release) error { return errors.New("refused") }
 
 // Helm logs a failed write of the record that ends an install and reports
 // success; the driver remembers it for the reconciler (Reconciler.recorded),
@@ -185,9 +185,9 @@ func (failing) Update(string, *release.Release) error { return errors.New("refus
 func TestAFailedRecordWriteIsRemembered(t *testing.T) {
 	d := HoldPending(failing{driver.NewMemory()})
 	require.NoError(t, d.WriteFailure())
-	require.NoError(t, d.Create("r.v1", rev(1, release.StatusPendingInstall)), "a pending revision is held, not written")
+	require.NoError(t, d.Create("r.v1", rev(1, helmrelease.StatusPendingInstall)), "a pending revision is held, not written")
 	require.NoError(t, d.WriteFailure())
-	require.Error(t, d.Update("r.v1", rev(1, release.StatusDeployed)))
+	require.Error(t, d.Update("r.v1", rev(1, helmrelease.StatusDeployed)))
 	err := d.WriteFailure()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "store release r revision 1")
