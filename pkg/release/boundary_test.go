@@ -1,6 +1,10 @@
 package release
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -31,6 +35,29 @@ func TestReleaseImportsNoKind(t *testing.T) {
 	for _, p := range all {
 		if strings.HasPrefix(p, module+"/pkg/kinds/") || strings.HasPrefix(p, module+"/pkg/apis/") {
 			t.Errorf("pkg/release depends on %s", p)
+		}
+	}
+}
+
+// The layers below the reconciler stay below it: the CA bundle store and the
+// Helm plumbing import neither the reconciler, the wiring nor a kind, and
+// pkg/trust stays pure (no Kubernetes).
+func TestLayersBelowTheReconcilerImportNothingAbove(t *testing.T) {
+	for pkg, banned := range map[string][]string{
+		"pkg/cabundle":              {module + "/pkg/release", module + "/pkg/kinds/", module + "/pkg/apis/", module + "/pkg/operator"},
+		"pkg/release/internal/helm": {module + "/pkg/release", module + "/pkg/kinds/", module + "/pkg/apis/", module + "/pkg/operator", module + "/pkg/cabundle"},
+		"pkg/trust":                 {module + "/pkg/cabundle", "k8s.io/", "sigs.k8s.io/"},
+	} {
+		all := deps(t, module+"/"+pkg)
+		if len(all) < 10 {
+			t.Fatalf("go list -deps %s gave %d packages", pkg, len(all))
+		}
+		for _, d := range all {
+			for _, b := range banned {
+				if d != module+"/"+pkg && (d == b || strings.HasPrefix(d, b+"/") || (strings.HasSuffix(b, "/") && strings.HasPrefix(d, b))) {
+					t.Errorf("%s depends on %s", pkg, d)
+				}
+			}
 		}
 	}
 }
@@ -103,5 +130,84 @@ func TestOnlyTheKindPackagesNameAKind(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("only %d files checked", checked)
+	}
+}
+
+// No package holds a cache in a package variable: a cache is a field of its
+// owner (the reconciler's caches, the CA bundle store's), so that its life
+// and its size are its owner's, and a test's state is its own. A package
+// variable of a type that locks (sync.Map, a mutex, atomics, or a struct
+// type holding one) is such a cache; sync.Once and sync.Pool are not.
+func TestNoCacheInAPackageVariable(t *testing.T) {
+	root := filepath.Join("..", "..", "pkg")
+	locking := regexp.MustCompile(`\bsync\.(Map|Mutex|RWMutex)\b|\batomic\.`)
+	dirs := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			dirs[filepath.Dir(path)] = append(dirs[filepath.Dir(path)], path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, files := range dirs {
+		fset := token.NewFileSet()
+		var parsed []*ast.File
+		for _, f := range files {
+			af, err := parser.ParseFile(fset, f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed = append(parsed, af)
+		}
+		src := func(n ast.Node) string {
+			var b strings.Builder
+			_ = printer.Fprint(&b, fset, n)
+			return b.String()
+		}
+		// The package's struct types that hold a lock.
+		lockingTypes := map[string]bool{}
+		for _, af := range parsed {
+			for _, decl := range af.Decls {
+				if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+					for _, s := range gd.Specs {
+						ts := s.(*ast.TypeSpec)
+						if locking.MatchString(src(ts.Type)) {
+							lockingTypes[ts.Name.Name] = true
+						}
+					}
+				}
+			}
+		}
+		for _, af := range parsed {
+			for _, decl := range af.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				for _, s := range gd.Specs {
+					vs := s.(*ast.ValueSpec)
+					checked++
+					text := ""
+					if vs.Type != nil {
+						text = src(vs.Type)
+					}
+					for _, v := range vs.Values {
+						if cl, ok := v.(*ast.CompositeLit); ok && cl.Type != nil {
+							text += " " + src(cl.Type)
+						}
+					}
+					named := strings.TrimPrefix(strings.TrimSpace(text), "*")
+					if locking.MatchString(text) || lockingTypes[named] {
+						t.Errorf("%s: package variable %s is a cache (%s): make it a field of its owner", fset.Position(vs.Pos()), vs.Names[0].Name, strings.TrimSpace(text))
+					}
+				}
+			}
+		}
+	}
+	if checked < 30 {
+		t.Fatalf("only %d package variables checked", checked)
 	}
 }
