@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 func deployment(name, image string, replicas int32) *appsv1.Deployment {
@@ -31,19 +33,6 @@ func deployment(name, image string, replicas int32) *appsv1.Deployment {
 			},
 		},
 	}
-}
-
-func waitFor(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s: %v", what, err)
 }
 
 // The local cluster runs Deployments to Ready pods on simulated nodes,
@@ -69,7 +58,7 @@ func TestLocalCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "2 ready replicas", func() error {
+	framework.Eventually(t, time.Minute, "2 ready replicas", func() error {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "ready", metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -108,7 +97,7 @@ func TestLocalCluster(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("stuck", "example.com/never-ready:1", 1), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a running, unready pod", func() error {
+	framework.Eventually(t, time.Minute, "a running, unready pod", func() error {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
 		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
 			return fmt.Errorf("pods %d, %v", len(pods.Items), err)
@@ -124,7 +113,7 @@ func TestLocalCluster(t *testing.T) {
 	if err := cs.AppsV1().Deployments(ns).Delete(ctx, "ready", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "pods garbage-collected", func() error {
+	framework.Eventually(t, time.Minute, "pods garbage-collected", func() error {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=ready"})
 		if err != nil || len(pods.Items) != 0 {
 			return fmt.Errorf("%d pods left, %v", len(pods.Items), err)

@@ -15,6 +15,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/argocd"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // health evaluates the kind's Argo CD health check (config/argocd) on the
@@ -35,7 +36,7 @@ func health(t *testing.T, checks map[string]argocd.Check, gvk schema.GroupVersio
 
 func waitHealth(t *testing.T, checks map[string]argocd.Check, gvk schema.GroupVersionKind, ns, name, status, message string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s %s %s", gvk.Kind, status, message), func() error {
+	env.Eventually(t, fmt.Sprintf("%s %s %s", gvk.Kind, status, message), func() error {
 		if h := health(t, checks, gvk, ns, name); h.Status != status || (message != "" && h.Message != message) {
 			return fmt.Errorf("health %+v", h)
 		}
@@ -66,18 +67,18 @@ func TestArgoCDHealthOfLiveObjects(t *testing.T) {
 	defer stop()
 
 	llsd := llamav1alpha1.GroupVersion.WithKind("LlamaStackDistribution")
-	cr := newCR(ns.Name, "health")
+	cr := framework.LLSD(ns.Name, "health")
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
 	waitHealth(t, checks, llsd, ns.Name, "health", "Healthy", "Ready: the server runs the current spec")
 
 	// A rollout that cannot finish: pods that never become Ready.
-	update(t, cr, func() {
+	env.Update(t, cr, func() {
 		cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "registry.example.com/llama-stack-never-ready:1"}
 	})
-	eventually(t, "Progressing with the operator's rollout message", func() error {
+	env.Eventually(t, "Progressing with the operator's rollout message", func() error {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(llsd)
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), u); err != nil {
@@ -106,8 +107,8 @@ func TestArgoCDHealthOfLiveObjects(t *testing.T) {
 	})
 
 	// An invalid spec: Degraded, with the operator's words.
-	update(t, cr, func() { cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "no-such-distribution"} })
-	waitPhase(t, cr, llamav1alpha1.PhaseFailed, 3)
+	env.Update(t, cr, func() { cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "no-such-distribution"} })
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseFailed, 3)
 	want := ""
 	for _, c := range cr.Status.Conditions {
 		if c.Type == "Reconciled" {
@@ -117,7 +118,7 @@ func TestArgoCDHealthOfLiveObjects(t *testing.T) {
 	waitHealth(t, checks, llsd, ns.Name, "health", "Degraded", want)
 
 	tas := trustyv1.GroupVersion.WithKind("TrustyAIService")
-	svc := newTAS(ns.Name, "health-tas")
+	svc := framework.TASDatabase(ns.Name, "health-tas")
 	if err := k8s.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // writeCounter counts the writes a manager sends, leader election aside.
@@ -39,20 +40,20 @@ func TestOneLeaderReconciles(t *testing.T) {
 	}
 	var writes [2]atomic.Int64
 	for i := range writes {
-		cfg := rest.CopyConfig(cluster.Config)
+		cfg := rest.CopyConfig(config)
 		counter := &writes[i]
 		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return writeCounter{next: rt, writes: counter} }
-		stop := runManager(t, cfg, func(o *operator.ManagerOptions) {
+		stop := framework.RunManager(t, cfg, func(o *operator.ManagerOptions) {
 			o.LeaderElection, o.LeaderElectionNamespace = true, "ai-stack-operator-system"
 		})
 		defer stop()
 	}
 
-	cr := newCR(ns.Name, "led")
+	cr := framework.LLSD(ns.Name, "led")
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
 	time.Sleep(60 * time.Second)
 
 	a, b := writes[0].Load(), writes[1].Load()

@@ -17,13 +17,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // token returns a token of a new ServiceAccount, bound to the ClusterRole if
 // one is given.
 func token(t *testing.T, ctx context.Context, name string, role *rbacv1.ClusterRole) string {
 	t.Helper()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	cs := kubernetes.NewForConfigOrDie(config)
 	const ns = "ai-stack-operator-system"
 	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 
-	stop := runManager(t, operatorConfig(t, ctx), func(o *operator.ManagerOptions) { o.MetricsAddr = addr })
+	stop := framework.RunManager(t, operatorConfig(t, ctx), func(o *operator.ManagerOptions) { o.MetricsAddr = addr })
 	defer stop()
 
 	// The certificate is self-signed: this checks authorization, not TLS.
@@ -78,7 +79,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	eventually(t, "the metrics endpoint", func() error { _, err := get(""); return err })
+	env.Eventually(t, "the metrics endpoint", func() error { _, err := get(""); return err })
 	if code, _ := get(""); code != http.StatusUnauthorized {
 		t.Errorf("no token: %d, want 401", code)
 	}
@@ -86,7 +87,7 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 		t.Errorf("a token without the metrics-reader role: %d, want 403", code)
 	}
 	scraper := token(t, ctx, "metrics-scraper", reader)
-	eventually(t, "200 with the metrics-reader role", func() error {
+	env.Eventually(t, "200 with the metrics-reader role", func() error {
 		if code, err := get(scraper); err != nil || code != http.StatusOK {
 			return fmt.Errorf("status %d (%v)", code, err)
 		}

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +28,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // bundleCSV is the committed bundle's ClusterServiceVersion.
@@ -95,12 +95,12 @@ func olmRBAC(t *testing.T, ctx context.Context, csv *operatorsv1alpha1.ClusterSe
 // kubeconfigFor writes a kubeconfig that authenticates as the ServiceAccount.
 func kubeconfigFor(t *testing.T, ctx context.Context, ns, sa string) string {
 	t.Helper()
-	tok, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tok, err := kubernetes.NewForConfigOrDie(config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: cluster.Config.Host, CertificateAuthorityData: cluster.Config.CAData, InsecureSkipTLSVerify: len(cluster.Config.CAData) == 0}
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: config.Host, CertificateAuthorityData: config.CAData, InsecureSkipTLSVerify: len(config.CAData) == 0}
 	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
 	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
 	cfg.CurrentContext = "x"
@@ -117,7 +117,8 @@ var (
 	managerErr  error
 )
 
-// managerBinary builds the operator's binary once per run.
+// managerBinary is the operator's binary (framework.OperatorBinary), built
+// at most once per run.
 func managerBinary(t *testing.T) string {
 	t.Helper()
 	managerOnce.Do(func() {
@@ -126,11 +127,7 @@ func managerBinary(t *testing.T) string {
 			managerErr = err
 			return
 		}
-		managerBin = filepath.Join(dir, "manager")
-		out, err := exec.Command("go", "build", "-o", managerBin, "../../cmd/manager").CombinedOutput()
-		if err != nil {
-			managerErr = fmt.Errorf("go build: %v: %s", err, out)
-		}
+		managerBin, managerErr = framework.OperatorBinary(dir)
 	})
 	if managerErr != nil {
 		t.Fatal(managerErr)
@@ -204,24 +201,24 @@ func tail(s string, n int) string {
 // then deleted with everything they made.
 func lifecycleIn(t *testing.T, ctx context.Context, ns string) {
 	t.Helper()
-	cr := newCR(ns, "rehearsal")
+	cr := framework.LLSD(ns, "rehearsal")
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	tas := newTAS(ns, "rehearsal-tas")
+	tas := framework.TASDatabase(ns, "rehearsal-tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
-	waitTASReady(t, tas)
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
+	env.WaitTASReady(t, tas)
 	for _, o := range []client.Object{cr, tas} {
 		if err := k8s.Delete(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "both deleted in "+ns, func() error {
+	env.Eventually(t, "both deleted in "+ns, func() error {
 		for _, o := range []client.Object{&llamav1alpha1.LlamaStackDistribution{ObjectMeta: cr.ObjectMeta}, &trustyv1.TrustyAIService{ObjectMeta: tas.ObjectMeta}} {
-			if err := goneFrom(o)(); err != nil {
+			if err := env.GoneFrom(o)(); err != nil {
 				return err
 			}
 		}
@@ -298,7 +295,7 @@ func TestInstallRehearsalWithTheBundlesPermissions(t *testing.T) {
 				t.Errorf("the leader election lease in %s: %v", mode.opNS, err)
 			}
 			if mode.ignored != "" {
-				outside := newCR(mode.ignored, "outside")
+				outside := framework.LLSD(mode.ignored, "outside")
 				if err := k8s.Create(ctx, outside); err != nil {
 					t.Fatal(err)
 				}

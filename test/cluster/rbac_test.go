@@ -18,13 +18,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // clusterRole reads a ClusterRole of config/rbac.
@@ -48,7 +48,7 @@ func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
 	t.Helper()
 	role := clusterRole(t, "role.yaml")
 	role.Name = "rbac-test-manager-role"
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	cs := kubernetes.NewForConfigOrDie(config)
 	const ns, sa = "ai-stack-operator-system", "rbac-test-operator"
 	for _, create := range []func() error{
 		func() error {
@@ -76,7 +76,7 @@ func operatorConfig(t *testing.T, ctx context.Context) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.AnonymousClientConfig(cluster.Config)
+	cfg := rest.AnonymousClientConfig(config)
 	cfg.BearerToken = tok.Status.Token
 	return cfg
 }
@@ -108,7 +108,7 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	stop := runManager(t, cfg, nil)
+	stop := framework.RunManager(t, cfg, nil)
 	defer stop()
 
 	cr := &llamav1alpha1.LlamaStackDistribution{
@@ -127,29 +127,29 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 1)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "rbac-ca-bundle"}, &corev1.ConfigMap{}); err != nil {
 		t.Fatalf("the CA bundle: %v", err)
 	}
 
-	update(t, cr, func() { cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "remote-vllm"} })
-	waitPhase(t, cr, llamav1alpha1.PhaseReady, 2)
+	env.Update(t, cr, func() { cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Name: "remote-vllm"} })
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 2)
 
 	if err := k8s.Delete(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the CR deleted", goneFrom(&llamav1alpha1.LlamaStackDistribution{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac"}}))
+	env.Eventually(t, "the CR deleted", env.GoneFrom(&llamav1alpha1.LlamaStackDistribution{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac"}}))
 
 	// A TrustyAIService in DATABASE mode: the metadata get of <name>-db-ca,
 	// the pods' states, and the proxy's ClusterRoleBinding to the shipped
 	// ClusterRole (config/default's name prefix applied), which the operator
 	// may create only because it holds the role's permissions itself.
 	installProxyRole(t, ctx)
-	tas := newTAS(ns.Name, "rbac-tas")
+	tas := framework.TASDatabase(ns.Name, "rbac-tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	waitTASReady(t, tas)
+	env.WaitTASReady(t, tas)
 	binding := &rbacv1.ClusterRoleBinding{}
 	if err := k8s.Get(ctx, client.ObjectKey{Name: "trustyai-proxy." + ns.Name + ".rbac-tas"}, binding); err != nil {
 		t.Fatalf("the proxy's binding: %v", err)
@@ -157,8 +157,8 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Delete(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"}}))
-	eventually(t, "the binding deleted", goneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name}}))
+	env.Eventually(t, "the TrustyAIService deleted", env.GoneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"}}))
+	env.Eventually(t, "the binding deleted", env.GoneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name}}))
 }
 
 // ModelMesh's Deployments are wired with exactly the operator's permissions,
@@ -173,13 +173,13 @@ func TestModelMeshWiringWithTheOperatorsOwnPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	installProxyRole(t, ctx)
-	stop := runManager(t, cfg, nil)
+	stop := framework.RunManager(t, cfg, nil)
 	defer stop()
-	tas := newTAS(ns.Name, "tas")
+	tas := framework.TASDatabase(ns.Name, "tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TrustyAIService finds no model server", func() error {
+	env.Eventually(t, "the TrustyAIService finds no model server", func() error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tas), tas); err != nil {
 			return err
 		}
@@ -189,14 +189,14 @@ func TestModelMeshWiringWithTheOperatorsOwnPermissions(t *testing.T) {
 		return nil
 	})
 
-	mm := modelMeshDeployment(ns.Name, "modelmesh-serving-ovms", "rest-proxy")
+	mm := framework.ModelMeshDeployment(ns.Name, "modelmesh-serving-ovms")
 	labels := mm.Labels
 	start := time.Now()
 	if err := k8s.Create(ctx, mm); err != nil {
 		t.Fatal(err)
 	}
 	want := "http://tas." + ns.Name + ".svc/consumer/kserve/v2"
-	eventually(t, "the ModelMesh pods run with the payload processor", func() error {
+	env.Eventually(t, "the ModelMesh pods run with the payload processor", func() error {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(ns.Name), client.MatchingLabels(labels)); err != nil {
 			return err
@@ -213,21 +213,13 @@ func TestModelMeshWiringWithTheOperatorsOwnPermissions(t *testing.T) {
 	if err := k8s.Delete(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
+	env.Eventually(t, "the TrustyAIService deleted", env.GoneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(mm), mm); err != nil {
 		t.Fatal(err)
 	}
 	if v := envOf(mm.Spec.Template.Spec.Containers, "mm", "MM_PAYLOAD_PROCESSORS"); v != "" {
 		t.Errorf("MM_PAYLOAD_PROCESSORS %q stays after the service's deletion", v)
 	}
-}
-
-// restricted is a container that Pod Security's restricted profile admits.
-func restricted(name, image string) corev1.Container {
-	return corev1.Container{Name: name, Image: image, SecurityContext: &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}}
 }
 
 // envOf is the value of a container's environment variable.
@@ -258,9 +250,9 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	stop := runManager(t, cfg, nil)
+	stop := framework.RunManager(t, cfg, nil)
 	defer stop()
-	tas := newTAS(ns.Name, "tas")
+	tas := framework.TASDatabase(ns.Name, "tas")
 	if err := k8s.Create(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
@@ -275,17 +267,17 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 			return nil
 		}
 	}
-	eventually(t, "ProvisioningSucceeded=False OperatorForbidden", provisioned(metav1.ConditionFalse, "OperatorForbidden"))
+	env.Eventually(t, "ProvisioningSucceeded=False OperatorForbidden", provisioned(metav1.ConditionFalse, "OperatorForbidden"))
 	msg := meta.FindStatusCondition(tas.Status.Conditions, "ProvisioningSucceeded").Message
 	if !strings.Contains(msg, "config/rbac/trustyai_proxy_role.yaml") {
 		t.Errorf("the message does not name the manifest to install: %s", msg)
 	}
 	installProxyRole(t, ctx)
-	eventually(t, "ProvisioningSucceeded=True once the role exists", provisioned(metav1.ConditionTrue, "ReleaseApplied"))
+	env.Eventually(t, "ProvisioningSucceeded=True once the role exists", provisioned(metav1.ConditionTrue, "ReleaseApplied"))
 	if err := k8s.Delete(ctx, tas); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the TrustyAIService deleted", goneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
+	env.Eventually(t, "the TrustyAIService deleted", env.GoneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
 }
 
 // installBindingPolicy installs config/policy's admission policies of the
@@ -346,7 +338,7 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	}
 	// The policy takes a moment to load: a legitimate binding passes it
 	// throughout, and the first refusal says it is in force.
-	eventually(t, "the policy refuses a binding of system:auth-delegator", func() error {
+	env.Eventually(t, "the policy refuses a binding of system:auth-delegator", func() error {
 		err := op.Create(ctx, binding("grab-reviews", "system:auth-delegator", someSA))
 		if err == nil {
 			_ = k8s.Delete(ctx, binding("grab-reviews", "system:auth-delegator", someSA))
@@ -392,7 +384,7 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: sa}},
 		}
 	}
-	eventually(t, "the policy refuses a RoleBinding of the operator's own role", func() error {
+	env.Eventually(t, "the policy refuses a RoleBinding of the operator's own role", func() error {
 		rb := roleBinding("llama-rb", "rbac-test-manager-role", "llama-sa")
 		if err := op.Create(ctx, rb); err == nil {
 			_ = k8s.Delete(ctx, rb)
@@ -448,7 +440,7 @@ func TestNamespaceUsersManageTheCRs(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		cfg := rest.CopyConfig(cluster.Config)
+		cfg := rest.CopyConfig(config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
 		c, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
 		if err != nil {
@@ -457,10 +449,10 @@ func TestNamespaceUsersManageTheCRs(t *testing.T) {
 		return c
 	}
 	editor, viewer := as("alice", "edit"), as("bob", "view")
-	crs := []client.Object{newCR(ns.Name, "by-alice"), newTAS(ns.Name, "by-alice")}
+	crs := []client.Object{framework.LLSD(ns.Name, "by-alice"), framework.TASDatabase(ns.Name, "by-alice")}
 	for _, cr := range crs {
 		// The aggregation controller adds the rules to edit within moments.
-		eventually(t, fmt.Sprintf("%T created by a namespace editor", cr), func() error {
+		env.Eventually(t, fmt.Sprintf("%T created by a namespace editor", cr), func() error {
 			return editor.Create(ctx, cr.DeepCopyObject().(client.Object))
 		})
 		list := &metav1.PartialObjectMetadataList{}
@@ -469,7 +461,7 @@ func TestNamespaceUsersManageTheCRs(t *testing.T) {
 			t.Fatal(err)
 		}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		eventually(t, fmt.Sprintf("%T listed by a namespace viewer", cr), func() error {
+		env.Eventually(t, fmt.Sprintf("%T listed by a namespace viewer", cr), func() error {
 			return viewer.List(ctx, list, client.InNamespace(ns.Name))
 		})
 		other := cr.DeepCopyObject().(client.Object)

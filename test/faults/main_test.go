@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,11 +33,11 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/test/chaos"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
-const operatorNamespace = "ai-stack-operator-system"
+const operatorNamespace = framework.OperatorNamespace
 
 var (
 	cluster *localcluster.Cluster
@@ -69,14 +68,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "manager")
 	// Built as the image builds it (Dockerfile), so the soak's RSS is the
 	// shipped binary's: no cgo, no symbol table or DWARF.
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binary, "../../cmd/manager")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v: %s\n", err, out)
-		return 1
+	if binary, err = framework.OperatorBinary(dir); err != nil {
+		return framework.Fail(err)
 	}
 	cluster, err = localcluster.Start(context.Background(), localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), CRDDirs: []string{filepath.Join("..", "..", "config", "crd", "bases")}, Audit: true,
@@ -86,20 +81,19 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cluster.Stop()
-	k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
+	env, err := framework.NewEnv(cluster.Config, time.Minute)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return framework.Fail(err)
 	}
+	k8s = env.Client
 	cs, err := kubernetes.NewForConfig(cluster.Config)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	checker = chaos.Checker{Client: k8s, Clientset: cs, OperatorNamespace: operatorNamespace, MaxHistory: 3, WantReady: true}
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if err := framework.CreateOperatorNamespace(k8s); err != nil {
+		return framework.Fail(err)
 	}
 	return m.Run()
 }
@@ -185,21 +179,10 @@ func batch(ns string, n int) []client.Object {
 	var out []client.Object
 	for i := 0; i < n; i++ {
 		if i%4 == 3 {
-			out = append(out, &trustyv1.TrustyAIService{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("tas-%03d", i)},
-				Spec: trustyv1.TrustyAIServiceSpec{
-					Storage: trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db"},
-					Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-				},
-			})
+			out = append(out, framework.TASDatabase(ns, fmt.Sprintf("tas-%03d", i)))
 			continue
 		}
-		out = append(out, &llamav1alpha1.LlamaStackDistribution{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("llsd-%03d", i)},
-			Spec: llamav1alpha1.LlamaStackDistributionSpec{Replicas: 1, Server: llamav1alpha1.ServerSpec{
-				Distribution: llamav1alpha1.DistributionType{Name: "starter"},
-			}},
-		})
+		out = append(out, framework.LLSD(ns, fmt.Sprintf("llsd-%03d", i)))
 	}
 	return out
 }

@@ -62,7 +62,7 @@ func installAPIVersion(t *testing.T, group, version, kind, plural string, scope 
 		},
 	}
 	require.NoError(t, client.IgnoreAlreadyExists(c.Create(context.Background(), crd)))
-	eventually(t, "the "+kind+" API", func() error {
+	env.Eventually(t, "the "+kind+" API", func() error {
 		got := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(context.Background(), client.ObjectKey{Name: crd.Name}, got); err != nil {
 			return err
@@ -75,7 +75,7 @@ func installAPIVersion(t *testing.T, group, version, kind, plural string, scope 
 		return fmt.Errorf("not established")
 	})
 	// Established comes a moment before the API server serves the resource.
-	eventually(t, "the "+kind+" API served", func() error {
+	env.Eventually(t, "the "+kind+" API served", func() error {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind + "List"})
 		return k8s.List(context.Background(), list, client.Limit(1))
@@ -92,7 +92,7 @@ func removeAPI(t *testing.T, name string) {
 	require.NoError(t, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	require.NoError(t, client.IgnoreNotFound(c.Delete(context.Background(), crd)))
-	eventually(t, "the "+name+" API gone", func() error {
+	env.Eventually(t, "the "+name+" API gone", func() error {
 		err := c.Get(context.Background(), client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{})
 		if apierrors.IsNotFound(err) {
 			return nil

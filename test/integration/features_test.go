@@ -23,6 +23,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // patchCR applies a change to a LlamaStackDistribution with a merge patch.
@@ -34,15 +35,15 @@ func patchCR(t *testing.T, ns, name string, change func(*llamav1alpha1.LlamaStac
 // patchObject reads an object into obj, changes it and sends the change as a merge patch.
 func patchObject[T client.Object](t *testing.T, ns, name string, obj T, change func(T)) {
 	t.Helper()
-	require.NoError(t, get(ns, name, obj))
+	require.NoError(t, env.Get(ns, name, obj))
 	orig := obj.DeepCopyObject().(client.Object)
 	change(obj)
 	require.NoError(t, k8s.Patch(context.Background(), obj, client.MergeFrom(orig)))
 }
 
 func TestEveryObjectAndItsSwitch(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "full")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "full")
 	// Three replicas with autoscaling from 2: the HPA's minimum is 3 (as upstream).
 	cr.Spec.Replicas = 3
 	cr.Spec.Server.Workers = ptr.To(int32(2))
@@ -57,10 +58,10 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 	// "team=frontend" is a label with a value.
 	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"clients", "nsA"}, Labels: []string{"llama-access", "team=frontend"}}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	waitPhase(t, ns, "full", llamav1alpha1.PhaseInitializing)
+	env.WaitLLSD(t, ns, "full", llamav1alpha1.PhaseInitializing)
 
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "full", dep))
+	require.NoError(t, env.Get(ns, "full", dep))
 	pod := dep.Spec.Template.Spec
 	assert.Equal(t, "existing-sa", pod.ServiceAccountName)
 	assert.Equal(t, int64(45), *pod.TerminationGracePeriodSeconds)
@@ -91,26 +92,26 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 	assert.True(t, *pod.SecurityContext.RunAsNonRoot)
 	assert.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
 	assert.Equal(t, []corev1.Capability{"ALL"}, c.SecurityContext.Capabilities.Drop)
-	require.Error(t, get(ns, "full-sa", &corev1.ServiceAccount{}), "no ServiceAccount with podOverrides.serviceAccountName")
+	require.Error(t, env.Get(ns, "full-sa", &corev1.ServiceAccount{}), "no ServiceAccount with podOverrides.serviceAccountName")
 
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
-	require.NoError(t, get(ns, "full-hpa", hpa))
+	require.NoError(t, env.Get(ns, "full-hpa", hpa))
 	assert.Equal(t, int32(3), *hpa.Spec.MinReplicas, "the largest of 1, replicas and minReplicas")
 	assert.Equal(t, int32(4), hpa.Spec.MaxReplicas)
 	require.Len(t, hpa.Spec.Metrics, 1)
 	assert.Equal(t, corev1.ResourceMemory, hpa.Spec.Metrics[0].Resource.Name)
 
 	pdb := &policyv1.PodDisruptionBudget{}
-	require.NoError(t, get(ns, "full-pdb", pdb))
+	require.NoError(t, env.Get(ns, "full-pdb", pdb))
 	assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MaxUnavailable)
 
 	// envtest serves no Route API: exposure is an Ingress.
 	ing := &networkingv1.Ingress{}
-	require.NoError(t, get(ns, "full-ingress", ing))
+	require.NoError(t, env.Get(ns, "full-ingress", ing))
 	assert.Equal(t, "full-service", ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name)
 
 	np := &networkingv1.NetworkPolicy{}
-	require.NoError(t, get(ns, "full-network-policy", np))
+	require.NoError(t, env.Get(ns, "full-network-policy", np))
 	require.Len(t, np.Spec.Ingress, 1)
 	from := np.Spec.Ingress[0].From
 	require.Len(t, from, 6, "same namespace, operator namespace, allowed namespaces, a label key, a label with a value, ingress controllers")
@@ -123,14 +124,14 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 
 	// The left-out entry is reported: a condition and a Warning event.
 	got := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "full", got))
+	require.NoError(t, env.Get(ns, "full", got))
 	af := condition(got, llamastack.TypeAllowedFromValid)
 	require.NotNil(t, af)
 	assert.Equal(t, metav1.ConditionFalse, af.Status)
 	assert.Equal(t, llamastack.ReasonAllowedFromIgnored, af.Reason)
 	assert.Contains(t, af.Message, `spec.network.allowedFrom.namespaces[1] "nsA" is not a namespace name`)
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status, "the rest of the spec applies")
-	eventually(t, "a Warning event "+llamastack.ReasonAllowedFromIgnored, func() error {
+	env.Eventually(t, "a Warning event "+llamastack.ReasonAllowedFromIgnored, func() error {
 		list := &corev1.EventList{}
 		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 			return err
@@ -140,7 +141,7 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no Warning event %s; events: %v", llamastack.ReasonAllowedFromIgnored, eventReasons(t, ns, "full"))
+		return fmt.Errorf("no Warning event %s; events: %v", llamastack.ReasonAllowedFromIgnored, env.EventReasons(t, ns, "full"))
 	})
 
 	// Switch everything off: the objects go.
@@ -150,20 +151,20 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 		c.Spec.Server.PodOverrides = nil
 		c.Spec.Network = nil
 	})
-	eventually(t, "HPA, PDB and Ingress to be removed", func() error {
+	env.Eventually(t, "HPA, PDB and Ingress to be removed", func() error {
 		for name, obj := range map[string]client.Object{"full-hpa": &autoscalingv2.HorizontalPodAutoscaler{}, "full-pdb": &policyv1.PodDisruptionBudget{}, "full-ingress": &networkingv1.Ingress{}} {
-			if err := gone(ns, name, obj); err != nil {
+			if err := env.Gone(ns, name, obj); err != nil {
 				return err
 			}
 		}
-		return get(ns, "full-sa", &corev1.ServiceAccount{})
+		return env.Get(ns, "full-sa", &corev1.ServiceAccount{})
 	})
-	require.NoError(t, get(ns, "full", dep))
+	require.NoError(t, env.Get(ns, "full", dep))
 	assert.Empty(t, dep.Spec.Template.Spec.TopologySpreadConstraints)
 	assert.Nil(t, dep.Spec.Template.Spec.Affinity, "one replica: no anti-affinity")
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
-	eventually(t, "AllowedFromValid to go with allowedFrom", func() error {
-		if err := get(ns, "full", got); err != nil {
+	env.Eventually(t, "AllowedFromValid to go with allowedFrom", func() error {
+		if err := env.Get(ns, "full", got); err != nil {
 			return err
 		}
 		if c := condition(got, llamastack.TypeAllowedFromValid); c != nil || got.Status.ObservedGeneration != got.Generation {
@@ -174,29 +175,29 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 }
 
 func TestExplicitPDBAndSpread(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "explicit")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "explicit")
 	cr.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromString("50%"))}
 	cr.Spec.Server.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	waitPhase(t, ns, "explicit", llamav1alpha1.PhaseInitializing)
+	env.WaitLLSD(t, ns, "explicit", llamav1alpha1.PhaseInitializing)
 	pdb := &policyv1.PodDisruptionBudget{}
-	require.NoError(t, get(ns, "explicit-pdb", pdb))
+	require.NoError(t, env.Get(ns, "explicit-pdb", pdb))
 	assert.Equal(t, intstr.FromString("50%"), *pdb.Spec.MinAvailable)
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "explicit", dep))
+	require.NoError(t, env.Get(ns, "explicit", dep))
 	require.Len(t, dep.Spec.Template.Spec.TopologySpreadConstraints, 1)
 	assert.Equal(t, int32(2), dep.Spec.Template.Spec.TopologySpreadConstraints[0].MaxSkew)
 
 	// A single replica with no explicit budget has none.
 	patchCR(t, ns, "explicit", func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.PodDisruptionBudget = nil })
-	eventually(t, "the PDB to go", func() error { return gone(ns, "explicit-pdb", &policyv1.PodDisruptionBudget{}) })
+	env.Eventually(t, "the PDB to go", func() error { return env.Gone(ns, "explicit-pdb", &policyv1.PodDisruptionBudget{}) })
 }
 
 func claimSize(t *testing.T, ns, name string) string {
 	t.Helper()
 	pvc := &corev1.PersistentVolumeClaim{}
-	require.NoError(t, get(ns, name, pvc))
+	require.NoError(t, env.Get(ns, name, pvc))
 	return ptr.To(pvc.Spec.Resources.Requests[corev1.ResourceStorage]).String()
 }
 
@@ -209,21 +210,21 @@ func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
 		AllowVolumeExpansion: ptr.To(true),
 	}
 	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(context.Background(), sc)))
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "disk")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "disk")
 	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: ptr.To(resource.MustParse("5Gi"))}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	got := waitPhase(t, ns, "disk", llamav1alpha1.PhaseInitializing)
+	got := env.WaitLLSD(t, ns, "disk", llamav1alpha1.PhaseInitializing)
 	assert.Equal(t, "ClaimPending", condition(got, status.TypeStorageReady).Reason)
 
 	// Play the PV controller: bind the claim.
 	pvc := &corev1.PersistentVolumeClaim{}
-	require.NoError(t, get(ns, "disk-pvc", pvc))
+	require.NoError(t, env.Get(ns, "disk-pvc", pvc))
 	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}}
 	require.NoError(t, k8s.Status().Update(context.Background(), pvc))
-	eventually(t, "StorageReady", func() error {
+	env.Eventually(t, "StorageReady", func() error {
 		cr := &llamav1alpha1.LlamaStackDistribution{}
-		if err := get(ns, "disk", cr); err != nil {
+		if err := env.Get(ns, "disk", cr); err != nil {
 			return err
 		}
 		if c := condition(cr, status.TypeStorageReady); c == nil || c.Status != metav1.ConditionTrue {
@@ -235,7 +236,7 @@ func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
 	patchCR(t, ns, "disk", func(c *llamav1alpha1.LlamaStackDistribution) {
 		c.Spec.Server.Storage.Size = ptr.To(resource.MustParse("8Gi"))
 	})
-	eventually(t, "an expansion request", func() error {
+	env.Eventually(t, "an expansion request", func() error {
 		if s := claimSize(t, ns, "disk-pvc"); s != "8Gi" {
 			return fmt.Errorf("claim requests %s", s)
 		}
@@ -245,9 +246,9 @@ func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
 	patchCR(t, ns, "disk", func(c *llamav1alpha1.LlamaStackDistribution) {
 		c.Spec.Server.Storage.Size = ptr.To(resource.MustParse("2Gi"))
 	})
-	eventually(t, "ShrinkRefused", func() error {
+	env.Eventually(t, "ShrinkRefused", func() error {
 		cr := &llamav1alpha1.LlamaStackDistribution{}
-		if err := get(ns, "disk", cr); err != nil {
+		if err := env.Get(ns, "disk", cr); err != nil {
 			return err
 		}
 		c := condition(cr, status.TypeStorageReady)
@@ -261,13 +262,13 @@ func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
 	})
 	assert.Equal(t, "8Gi", claimSize(t, ns, "disk-pvc"), "the claim is never shrunk")
 	got = &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "disk", got))
+	require.NoError(t, env.Get(ns, "disk", got))
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status, "the rest of the spec still applies")
 
 	patchCR(t, ns, "disk", func(c *llamav1alpha1.LlamaStackDistribution) { c.Spec.Server.Storage = nil })
-	eventually(t, "the Deployment to use an emptyDir", func() error {
+	env.Eventually(t, "the Deployment to use an emptyDir", func() error {
 		dep := &appsv1.Deployment{}
-		if err := get(ns, "disk", dep); err != nil {
+		if err := env.Get(ns, "disk", dep); err != nil {
 			return err
 		}
 		if dep.Spec.Template.Spec.Volumes[0].EmptyDir == nil {
@@ -276,24 +277,24 @@ func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
 		return nil
 	})
 	pvc = &corev1.PersistentVolumeClaim{}
-	require.NoError(t, get(ns, "disk-pvc", pvc), "dropping storage from the spec must not delete the data")
+	require.NoError(t, env.Get(ns, "disk-pvc", pvc), "dropping storage from the spec must not delete the data")
 	assert.Nil(t, pvc.DeletionTimestamp)
 }
 
 func TestOperatorSettingsOverrideImages(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	t.Setenv("RELATED_IMAGE_TGI", "mirror.example.com/tgi@sha256:0123")
-	cr := newLLSD(ns, "img")
+	cr := framework.LLSD(ns, "img")
 	cr.Spec.Server.Distribution.Name = "tgi"
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	image := func() string {
 		dep := &appsv1.Deployment{}
-		if err := get(ns, "img", dep); err != nil {
+		if err := env.Get(ns, "img", dep); err != nil {
 			return err.Error()
 		}
 		return dep.Spec.Template.Spec.Containers[0].Image
 	}
-	eventually(t, "the RELATED_IMAGE_ image", func() error {
+	env.Eventually(t, "the RELATED_IMAGE_ image", func() error {
 		if img := image(); img != "mirror.example.com/tgi@sha256:0123" {
 			return fmt.Errorf("image %s", img)
 		}
@@ -306,15 +307,15 @@ func TestOperatorSettingsOverrideImages(t *testing.T) {
 	}
 	require.NoError(t, k8s.Create(context.Background(), cm))
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
-	eventually(t, "the settings ConfigMap's image", func() error {
+	env.Eventually(t, "the settings ConfigMap's image", func() error {
 		if img := image(); img != "admin.example.com/tgi:pinned" {
 			return fmt.Errorf("image %s", img)
 		}
 		return nil
 	})
-	eventually(t, "status to list the overridden image", func() error {
+	env.Eventually(t, "status to list the overridden image", func() error {
 		got := &llamav1alpha1.LlamaStackDistribution{}
-		if err := get(ns, "img", got); err != nil {
+		if err := env.Get(ns, "img", got); err != nil {
 			return err
 		}
 		if img := got.Status.DistributionConfig.AvailableDistributions["tgi"]; img != "admin.example.com/tgi:pinned" {
@@ -326,21 +327,21 @@ func TestOperatorSettingsOverrideImages(t *testing.T) {
 	// A broken settings ConfigMap is reported on the CR; nothing running changes.
 	cm.Data = map[string]string{"network-policy": "sometimes"}
 	require.NoError(t, k8s.Update(context.Background(), cm))
-	failed := waitPhase(t, ns, "img", llamav1alpha1.PhaseFailed)
+	failed := env.WaitLLSD(t, ns, "img", llamav1alpha1.PhaseFailed)
 	c := condition(failed, status.TypeReconciled)
 	assert.Equal(t, "InvalidOperatorSettings", c.Reason)
 	assert.Contains(t, c.Message, "network-policy")
 	assert.Equal(t, "admin.example.com/tgi:pinned", image())
 
 	require.NoError(t, k8s.Delete(context.Background(), cm))
-	waitPhase(t, ns, "img", llamav1alpha1.PhaseInitializing)
+	env.WaitLLSD(t, ns, "img", llamav1alpha1.PhaseInitializing)
 }
 
 func TestNetworkPolicyCanBeTurnedOff(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "np")))
-	waitPhase(t, ns, "np", llamav1alpha1.PhaseInitializing)
-	require.NoError(t, get(ns, "np-network-policy", &networkingv1.NetworkPolicy{}))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "np")))
+	env.WaitLLSD(t, ns, "np", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, env.Get(ns, "np-network-policy", &networkingv1.NetworkPolicy{}))
 
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
@@ -348,7 +349,7 @@ func TestNetworkPolicyCanBeTurnedOff(t *testing.T) {
 	}
 	require.NoError(t, k8s.Create(context.Background(), cm))
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), cm) })
-	eventually(t, "the NetworkPolicy to go", func() error { return gone(ns, "np-network-policy", &networkingv1.NetworkPolicy{}) })
+	env.Eventually(t, "the NetworkPolicy to go", func() error { return env.Gone(ns, "np-network-policy", &networkingv1.NetworkPolicy{}) })
 }
 
 // No NetworkPolicy by default, as upstream: upstream's ConfigMap
@@ -356,25 +357,25 @@ func TestNetworkPolicyCanBeTurnedOff(t *testing.T) {
 // reconciles every CR), and this operator's own key wins over it.
 func TestNetworkPolicyFollowsUpstreamFeatureFlags(t *testing.T) {
 	ctx := context.Background()
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(ctx, newLLSD(ns, "flags")))
-	waitPhase(t, ns, "flags", llamav1alpha1.PhaseInitializing)
-	require.NoError(t, get(ns, "flags-network-policy", &networkingv1.NetworkPolicy{}), "the suite's upstream ConfigMap turns it on")
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(ctx, framework.LLSD(ns, "flags")))
+	env.WaitLLSD(t, ns, "flags", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, env.Get(ns, "flags-network-policy", &networkingv1.NetworkPolicy{}), "the suite's upstream ConfigMap turns it on")
 	t.Cleanup(func() {
 		_ = k8s.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: upstreamLlamaConfigMap}})
 		_ = k8s.Create(ctx, upstreamLlamaConfig(true))
 	})
 
 	upstream := &corev1.ConfigMap{}
-	require.NoError(t, get(operatorNamespace, upstreamLlamaConfigMap, upstream))
+	require.NoError(t, env.Get(operatorNamespace, upstreamLlamaConfigMap, upstream))
 	require.NoError(t, k8s.Delete(ctx, upstream))
-	eventually(t, "no NetworkPolicy without any setting (upstream's default)", func() error {
-		return gone(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
+	env.Eventually(t, "no NetworkPolicy without any setting (upstream's default)", func() error {
+		return env.Gone(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
 	})
 
 	require.NoError(t, k8s.Create(ctx, upstreamLlamaConfig(true)))
-	eventually(t, "the NetworkPolicy upstream's featureFlags turn on", func() error {
-		return get(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
+	env.Eventually(t, "the NetworkPolicy upstream's featureFlags turn on", func() error {
+		return env.Get(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
 	})
 
 	ours := &corev1.ConfigMap{
@@ -383,28 +384,28 @@ func TestNetworkPolicyFollowsUpstreamFeatureFlags(t *testing.T) {
 	}
 	require.NoError(t, k8s.Create(ctx, ours))
 	t.Cleanup(func() { _ = k8s.Delete(ctx, ours) })
-	eventually(t, "this operator's key to win over upstream's", func() error {
-		return gone(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
+	env.Eventually(t, "this operator's key to win over upstream's", func() error {
+		return env.Gone(ns, "flags-network-policy", &networkingv1.NetworkPolicy{})
 	})
 }
 
 func TestStatusReportsServiceAndRoute(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "url")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "url")
 	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	got := waitPhase(t, ns, "url", llamav1alpha1.PhaseInitializing)
+	got := env.WaitLLSD(t, ns, "url", llamav1alpha1.PhaseInitializing)
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeServiceReady).Status)
 	assert.Equal(t, "NoStorageRequested", condition(got, status.TypeStorageReady).Reason)
 	assert.Empty(t, got.Status.RouteURL, "no host is known yet")
 
 	// Play the ingress controller.
 	ing := &networkingv1.Ingress{}
-	require.NoError(t, get(ns, "url-ingress", ing))
+	require.NoError(t, env.Get(ns, "url-ingress", ing))
 	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{Hostname: "llama.example.com"}}
 	require.NoError(t, k8s.Status().Update(context.Background(), ing))
-	eventually(t, "routeURL", func() error {
-		if err := get(ns, "url", got); err != nil {
+	env.Eventually(t, "routeURL", func() error {
+		if err := env.Get(ns, "url", got); err != nil {
 			return err
 		}
 		if got.Status.RouteURL != "http://llama.example.com" {
@@ -415,7 +416,7 @@ func TestStatusReportsServiceAndRoute(t *testing.T) {
 }
 
 func TestAPIRejectsBadInput(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	tests := map[string]struct {
 		mut  func(*llamav1alpha1.LlamaStackDistribution)
 		want string
@@ -435,7 +436,7 @@ func TestAPIRejectsBadInput(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			cr := newLLSD(ns, "bad")
+			cr := framework.LLSD(ns, "bad")
 			tt.mut(cr)
 			err := k8s.Create(context.Background(), cr)
 			require.Error(t, err)
@@ -445,7 +446,7 @@ func TestAPIRejectsBadInput(t *testing.T) {
 }
 
 func TestAPIRejectsInvalidQuantity(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	u := map[string]any{
 		"apiVersion": "llamastack.io/v1alpha1", "kind": "LlamaStackDistribution",
 		"metadata": map[string]any{"name": "q", "namespace": ns},

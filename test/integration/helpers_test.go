@@ -8,84 +8,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"sync"
 )
-
-const (
-	timeout = 30 * time.Second
-	tick    = 100 * time.Millisecond
-)
-
-// newNamespace creates a namespace of its own for a test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "t-" + strings.ToLower(rand.String(8))}}
-	require.NoError(t, k8s.Create(context.Background(), ns))
-	// envtest runs no namespace controller: without this, every test's CRs
-	// would keep reconciling for the rest of the suite, and its load grow
-	// with every test that ran before (whatever the order).
-	t.Cleanup(func() {
-		_ = k8s.DeleteAllOf(context.Background(), &llamav1alpha1.LlamaStackDistribution{}, client.InNamespace(ns.Name))
-		_ = k8s.DeleteAllOf(context.Background(), &trustyv1.TrustyAIService{}, client.InNamespace(ns.Name))
-	})
-	return ns.Name
-}
-
-func newLLSD(ns, name string) *llamav1alpha1.LlamaStackDistribution {
-	return &llamav1alpha1.LlamaStackDistribution{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: llamav1alpha1.LlamaStackDistributionSpec{
-			Replicas: 1,
-			Server: llamav1alpha1.ServerSpec{
-				Distribution: llamav1alpha1.DistributionType{Name: "starter"},
-			},
-		},
-	}
-}
-
-// eventually polls cond until it returns nil, failing with its last error.
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = cond(); err == nil {
-			return
-		}
-		time.Sleep(tick)
-	}
-	t.Fatalf("timed out waiting for %s: %v", what, err)
-}
-
-// get reads an object, returning an error when it is absent.
-func get(ns, name string, obj client.Object) error {
-	return k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)
-}
-
-// gone returns nil once the object no longer exists.
-func gone(ns, name string, obj client.Object) error {
-	err := get(ns, name, obj)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%T %s/%s still exists", obj, ns, name)
-}
 
 // releaseRecords lists Helm's release records of a CR: ConfigMaps in the
 // operator's namespace.
@@ -105,29 +36,6 @@ func releaseRecordsOf(t *testing.T, prefix, ns, name string) []corev1.ConfigMap 
 // releaseKey is the storage key of a release revision.
 func releaseKey(ns, name string, version int) string {
 	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", naming.ReleaseName("llsd", ns, name), version)
-}
-
-// eventReasons lists the reasons of the events about an object.
-func eventReasons(t *testing.T, ns, name string) []string {
-	t.Helper()
-	list := &corev1.EventList{}
-	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(ns)))
-	var out []string
-	for _, e := range list.Items {
-		if e.InvolvedObject.Name == name {
-			out = append(out, e.Reason)
-		}
-	}
-	return out
-}
-
-func hasReason(t *testing.T, ns, name, reason string) error {
-	for _, r := range eventReasons(t, ns, name) {
-		if r == reason {
-			return nil
-		}
-	}
-	return fmt.Errorf("no event %s for %s/%s; events: %v", reason, ns, name, eventReasons(t, ns, name))
 }
 
 // unstructuredObj lets a test send what typed clients cannot express.

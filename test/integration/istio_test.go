@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // installTestCRD installs a CRD of test/testdata/crds (the minimal ones the
@@ -37,7 +38,7 @@ func installTestCRD(t *testing.T, file string) {
 	require.NoError(t, client.IgnoreAlreadyExists(c.Create(context.Background(), crd)))
 	t.Cleanup(func() { removeAPI(t, crd.Name) })
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: crd.Spec.Versions[0].Name, Kind: crd.Spec.Names.ListKind}
-	eventually(t, "the "+crd.Spec.Names.Kind+" API served", func() error {
+	env.Eventually(t, "the "+crd.Spec.Names.Kind+" API served", func() error {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk)
 		return k8s.List(context.Background(), list, client.Limit(1))
@@ -49,7 +50,7 @@ func istioObject(ns, kind, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("networking.istio.io/v1beta1")
 	u.SetKind(kind)
-	return u, get(ns, name, u)
+	return u, env.Get(ns, name, u)
 }
 
 // With Istio's APIs (the minimal CRDs of test/testdata/crds), KServe's and a
@@ -72,12 +73,12 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 	installTestCRD(t, "networking.istio.io_virtualservices.yaml")
 	time.Sleep(time.Second) // the suite's capability TTL is 500 ms
 
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
 	require.NoError(t, k8s.Create(ctx, inferenceService(ns, "plain", "RawDeployment")))
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "tas")))
 	https, http := "https://tas."+ns+".svc.cluster.local", "http://tas."+ns+".svc.cluster.local"
-	eventually(t, "the InferenceService without a sidecar wired", func() error {
+	env.Eventually(t, "the InferenceService without a sidecar wired", func() error {
 		if l := logger(t, ns, "plain"); l["url"] != https {
 			return fmt.Errorf("logger %v", l)
 		}
@@ -92,7 +93,7 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 	meshed.SetAnnotations(map[string]string{"serving.kserve.io/deploymentMode": "RawDeployment", "sidecar.istio.io/inject": "true"})
 	require.NoError(t, k8s.Create(ctx, meshed))
 	var rule, virtual *unstructured.Unstructured
-	eventually(t, "the mesh's routes", func() error {
+	env.Eventually(t, "the mesh's routes", func() error {
 		var err error
 		if rule, err = istioObject(ns, "DestinationRule", "tas-internal"); err != nil {
 			return err
@@ -113,7 +114,7 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 		"route": []any{map[string]any{"destination": map[string]any{"host": host, "port": map[string]any{"number": int64(443)}}}},
 	}}, routes)
 	cr := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, "tas", cr))
+	require.NoError(t, env.Get(ns, "tas", cr))
 	for _, o := range []*unstructured.Unstructured{rule, virtual} {
 		assert.Equal(t, "true", o.GetLabels()["ai-stack-operator.io/managed"], o.GetKind())
 		assert.Equal(t, "tas", o.GetLabels()["app.kubernetes.io/instance"], o.GetKind())
@@ -121,7 +122,7 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 		require.NotNil(t, owner, o.GetKind())
 		assert.Equal(t, cr.UID, owner.UID, o.GetKind())
 	}
-	eventually(t, "the sidecar's InferenceService logs over http", func() error {
+	env.Eventually(t, "the sidecar's InferenceService logs over http", func() error {
 		if l := logger(t, ns, "meshed"); l["url"] != http {
 			return fmt.Errorf("logger %v", l)
 		}
@@ -132,7 +133,7 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 	// Drift: an edit is repaired (the kind is not watched: on the next reconcile).
 	require.NoError(t, unstructured.SetNestedField(rule.Object, "DISABLE", "spec", "trafficPolicy", "portLevelSettings"))
 	require.NoError(t, k8s.Update(ctx, rule))
-	eventually(t, "the DestinationRule repaired", func() error {
+	env.Eventually(t, "the DestinationRule repaired", func() error {
 		r, err := istioObject(ns, "DestinationRule", "tas-internal")
 		if err != nil {
 			return err
@@ -145,7 +146,7 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 
 	// No model server asks for a sidecar any more: the routes go.
 	require.NoError(t, k8s.Delete(ctx, meshed))
-	eventually(t, "the routes removed with the last sidecar client", func() error {
+	env.Eventually(t, "the routes removed with the last sidecar client", func() error {
 		if _, err := istioObject(ns, "VirtualService", "tas-redirect"); err == nil {
 			return fmt.Errorf("VirtualService still there")
 		}
@@ -159,13 +160,13 @@ func TestTrustyAIServiceIstioRoutes(t *testing.T) {
 	meshed = inferenceService(ns, "meshed", "RawDeployment")
 	meshed.SetAnnotations(map[string]string{"serving.kserve.io/deploymentMode": "RawDeployment", "sidecar.istio.io/inject": "true"})
 	require.NoError(t, k8s.Create(ctx, meshed))
-	eventually(t, "the mesh's routes again", func() error {
+	env.Eventually(t, "the mesh's routes again", func() error {
 		_, err := istioObject(ns, "VirtualService", "tas-redirect")
 		return err
 	})
-	require.NoError(t, get(ns, "tas", cr))
+	require.NoError(t, env.Get(ns, "tas", cr))
 	require.NoError(t, k8s.Delete(ctx, cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 	for kind, name := range map[string]string{"DestinationRule": "tas-internal", "VirtualService": "tas-redirect"} {
 		_, err := istioObject(ns, kind, name)
 		assert.True(t, err != nil && client.IgnoreNotFound(err) == nil, "%s %s deleted with the CR (%v)", kind, name, err)

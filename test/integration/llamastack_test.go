@@ -29,37 +29,22 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 func condition(cr *llamav1alpha1.LlamaStackDistribution, t string) *metav1.Condition {
 	return meta.FindStatusCondition(cr.Status.Conditions, t)
 }
 
-// waitPhase waits for the CR to reach a phase at its current generation.
-func waitPhase(t *testing.T, ns, name string, phase llamav1alpha1.DistributionPhase) *llamav1alpha1.LlamaStackDistribution {
-	t.Helper()
-	cr := &llamav1alpha1.LlamaStackDistribution{}
-	eventually(t, fmt.Sprintf("%s/%s phase %s", ns, name, phase), func() error {
-		if err := get(ns, name, cr); err != nil {
-			return err
-		}
-		if cr.Status.ObservedGeneration != cr.Generation || cr.Status.Phase != phase {
-			return fmt.Errorf("phase %q at generation %d/%d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, cr.Generation, cr.Status.Conditions)
-		}
-		return nil
-	})
-	return cr
-}
-
 func TestCreateRendersEveryObject(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "demo")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "demo")
 	size := resource.MustParse("5Gi")
 	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &size}
 	cr.Spec.Server.ContainerSpec.Env = []corev1.EnvVar{{Name: "INFERENCE_MODEL", Value: "llama3.2:1b"}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 
-	got := waitPhase(t, ns, "demo", llamav1alpha1.PhaseInitializing)
+	got := env.WaitLLSD(t, ns, "demo", llamav1alpha1.PhaseInitializing)
 	assert.Contains(t, got.Finalizers, release.Finalizer)
 	assert.Equal(t, "http://demo-service."+ns+".svc.cluster.local:8321", got.Status.ServiceURL)
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status)
@@ -71,7 +56,7 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	}
 
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "demo", dep))
+	require.NoError(t, env.Get(ns, "demo", dep))
 	assert.Equal(t, distributions.Default()["starter"], dep.Spec.Template.Spec.Containers[0].Image)
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
 	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type, "RWO storage needs Recreate")
@@ -93,14 +78,14 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	assert.True(t, *dep.OwnerReferences[0].Controller)
 
 	svc := &corev1.Service{}
-	require.NoError(t, get(ns, "demo-service", svc))
+	require.NoError(t, env.Get(ns, "demo-service", svc))
 	require.Len(t, svc.Spec.Ports, 1)
 	assert.Equal(t, "http", svc.Spec.Ports[0].Name)
 	assert.Equal(t, int32(8321), svc.Spec.Ports[0].Port)
 
-	require.NoError(t, get(ns, "demo-sa", &corev1.ServiceAccount{}))
+	require.NoError(t, env.Get(ns, "demo-sa", &corev1.ServiceAccount{}))
 	pvc := &corev1.PersistentVolumeClaim{}
-	require.NoError(t, get(ns, "demo-pvc", pvc))
+	require.NoError(t, env.Get(ns, "demo-pvc", pvc))
 	assert.Equal(t, "5Gi", ptr.To(pvc.Spec.Resources.Requests[corev1.ResourceStorage]).String())
 
 	secrets := releaseRecords(t, ns, "demo")
@@ -109,24 +94,24 @@ func TestCreateRendersEveryObject(t *testing.T) {
 	assert.Equal(t, string(got.UID), secrets[0].Labels[release.LabelOwnerUID])
 	assert.Equal(t, ns, secrets[0].Labels[release.LabelOwnerNamespace])
 	assert.Equal(t, "true", secrets[0].Labels[release.LabelManaged])
-	eventually(t, "Installed event", func() error { return hasReason(t, ns, "demo", "Installed") })
+	env.Eventually(t, "Installed event", func() error { return env.HasReason(t, ns, "demo", "Installed") })
 }
 
 func TestUpdateIsFollowed(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "upd")))
-	waitPhase(t, ns, "upd", llamav1alpha1.PhaseInitializing)
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "upd")))
+	env.WaitLLSD(t, ns, "upd", llamav1alpha1.PhaseInitializing)
 
 	cr := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "upd", cr))
+	require.NoError(t, env.Get(ns, "upd", cr))
 	orig := cr.DeepCopy()
 	cr.Spec.Replicas = 2
 	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/example/llama:v2"}
 	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
 
 	dep := &appsv1.Deployment{}
-	eventually(t, "the Deployment to follow the CR", func() error {
-		if err := get(ns, "upd", dep); err != nil {
+	env.Eventually(t, "the Deployment to follow the CR", func() error {
+		if err := env.Get(ns, "upd", dep); err != nil {
 			return err
 		}
 		if *dep.Spec.Replicas != 2 || dep.Spec.Template.Spec.Containers[0].Image != "quay.io/example/llama:v2" {
@@ -136,7 +121,7 @@ func TestUpdateIsFollowed(t *testing.T) {
 	})
 	// The new revision's record is written once, deployed, after the objects
 	// are applied and the old one is marked superseded (heldPending): wait.
-	eventually(t, "one upgrade, two revisions", func() error {
+	env.Eventually(t, "one upgrade, two revisions", func() error {
 		if n := len(releaseRecords(t, ns, "upd")); n != 2 {
 			return fmt.Errorf("%d release records", n)
 		}
@@ -147,9 +132,9 @@ func TestUpdateIsFollowed(t *testing.T) {
 }
 
 func TestUnchangedCRWritesNothing(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "quiet")))
-	waitPhase(t, ns, "quiet", llamav1alpha1.PhaseInitializing)
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "quiet")))
+	env.WaitLLSD(t, ns, "quiet", llamav1alpha1.PhaseInitializing)
 	// Let the reconciles that the status write itself caused pass.
 	time.Sleep(2 * reconcilePeriod)
 
@@ -162,7 +147,7 @@ func TestUnchangedCRWritesNothing(t *testing.T) {
 			"quiet-sa":      &corev1.ServiceAccount{},
 		} {
 			key := strings.TrimSuffix(name, "-deploy")
-			require.NoError(t, get(ns, key, obj))
+			require.NoError(t, env.Get(ns, key, obj))
 			out[name] = obj.GetResourceVersion()
 		}
 		for _, s := range releaseRecords(t, ns, "quiet") {
@@ -179,32 +164,32 @@ func TestUnchangedCRWritesNothing(t *testing.T) {
 }
 
 func TestDriftIsRepaired(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "drift")))
-	waitPhase(t, ns, "drift", llamav1alpha1.PhaseInitializing)
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "drift")))
+	env.WaitLLSD(t, ns, "drift", llamav1alpha1.PhaseInitializing)
 
 	require.NoError(t, k8s.Delete(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift-service"}}))
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "drift", dep))
+	require.NoError(t, env.Get(ns, "drift", dep))
 	orig := dep.DeepCopy()
 	dep.Spec.Replicas = ptr.To(int32(5))
 	require.NoError(t, k8s.Patch(context.Background(), dep, client.MergeFrom(orig)))
 	// An object the operator's cache holds in full: its edited copy there is
 	// compared, found different, read and restored.
 	np := &networkingv1.NetworkPolicy{}
-	require.NoError(t, get(ns, "drift-network-policy", np))
+	require.NoError(t, env.Get(ns, "drift-network-policy", np))
 	wantSelector := np.Spec.PodSelector.DeepCopy()
 	npOrig := np.DeepCopy()
 	np.Spec.PodSelector.MatchLabels["app"] = "edited-by-hand"
 	require.NoError(t, k8s.Patch(context.Background(), np, client.MergeFrom(npOrig)))
 
 	svc := &corev1.Service{}
-	eventually(t, "the Service to come back", func() error { return get(ns, "drift-service", svc) })
+	env.Eventually(t, "the Service to come back", func() error { return env.Get(ns, "drift-service", svc) })
 	// As Helm would have made it: the next reconciles see their own object.
 	assert.Equal(t, naming.ReleaseName("llsd", ns, "drift"), svc.Annotations["meta.helm.sh/release-name"])
 	assert.Equal(t, "Helm", svc.Labels["app.kubernetes.io/managed-by"])
-	eventually(t, "the Deployment's replicas to be restored", func() error {
-		if err := get(ns, "drift", dep); err != nil {
+	env.Eventually(t, "the Deployment's replicas to be restored", func() error {
+		if err := env.Get(ns, "drift", dep); err != nil {
 			return err
 		}
 		if *dep.Spec.Replicas != 1 {
@@ -212,8 +197,8 @@ func TestDriftIsRepaired(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "the NetworkPolicy's selector to be restored", func() error {
-		if err := get(ns, "drift-network-policy", np); err != nil {
+	env.Eventually(t, "the NetworkPolicy's selector to be restored", func() error {
+		if err := env.Get(ns, "drift-network-policy", np); err != nil {
 			return err
 		}
 		if !equality.Semantic.DeepEqual(np.Spec.PodSelector, *wantSelector) {
@@ -224,28 +209,28 @@ func TestDriftIsRepaired(t *testing.T) {
 	assert.Len(t, releaseRecords(t, ns, "drift"), 1, "drift repair is not an upgrade")
 	time.Sleep(5 * reconcilePeriod)
 	cr := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "drift", cr))
+	require.NoError(t, env.Get(ns, "drift", cr))
 	if c := condition(cr, "Reconciled"); assert.NotNil(t, c) {
 		assert.Equal(t, metav1.ConditionTrue, c.Status, "after the repair: %s", c.Message)
 	}
 }
 
 func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "del")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "del")
 	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	waitPhase(t, ns, "del", llamav1alpha1.PhaseInitializing)
-	require.NoError(t, get(ns, "del-pvc", &corev1.PersistentVolumeClaim{}))
+	env.WaitLLSD(t, ns, "del", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, env.Get(ns, "del-pvc", &corev1.PersistentVolumeClaim{}))
 
 	require.NoError(t, k8s.Delete(context.Background(), cr))
-	eventually(t, "the CR to be gone", func() error { return gone(ns, "del", &llamav1alpha1.LlamaStackDistribution{}) })
+	env.Eventually(t, "the CR to be gone", func() error { return env.Gone(ns, "del", &llamav1alpha1.LlamaStackDistribution{}) })
 	for name, obj := range map[string]client.Object{
 		"del":         &appsv1.Deployment{},
 		"del-service": &corev1.Service{},
 		"del-sa":      &corev1.ServiceAccount{},
 	} {
-		require.NoError(t, gone(ns, name, obj))
+		require.NoError(t, env.Gone(ns, name, obj))
 	}
 	assert.Zero(t, len(releaseRecords(t, ns, "del")), "the release is uninstalled")
 
@@ -253,54 +238,54 @@ func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
 	// (helm.sh/resource-policy: keep) and it has no owner reference that a
 	// garbage collector could follow. Re-creating the CR adopts it again.
 	pvc := &corev1.PersistentVolumeClaim{}
-	require.NoError(t, get(ns, "del-pvc", pvc))
+	require.NoError(t, env.Get(ns, "del-pvc", pvc))
 	assert.Nil(t, pvc.DeletionTimestamp)
 	assert.Empty(t, pvc.OwnerReferences)
 	claimUID := pvc.UID
 
-	again := newLLSD(ns, "del")
+	again := framework.LLSD(ns, "del")
 	again.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
 	require.NoError(t, k8s.Create(context.Background(), again))
-	waitPhase(t, ns, "del", llamav1alpha1.PhaseInitializing)
-	require.NoError(t, get(ns, "del-pvc", pvc))
+	env.WaitLLSD(t, ns, "del", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, env.Get(ns, "del-pvc", pvc))
 	assert.Equal(t, claimUID, pvc.UID, "the same claim, with its data")
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "del", dep))
+	require.NoError(t, env.Get(ns, "del", dep))
 	assert.Equal(t, "del-pvc", dep.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName)
 }
 
 func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "bad")))
-	waitPhase(t, ns, "bad", llamav1alpha1.PhaseInitializing)
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "bad")))
+	env.WaitLLSD(t, ns, "bad", llamav1alpha1.PhaseInitializing)
 
 	cr := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "bad", cr))
+	require.NoError(t, env.Get(ns, "bad", cr))
 	orig := cr.DeepCopy()
 	cr.Spec.Server.Distribution.Name = "no-such-distribution"
 	cr.Spec.Replicas = 3
 	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
 
-	failed := waitPhase(t, ns, "bad", llamav1alpha1.PhaseFailed)
+	failed := env.WaitLLSD(t, ns, "bad", llamav1alpha1.PhaseFailed)
 	c := condition(failed, status.TypeReconciled)
 	assert.Equal(t, "InvalidSpec", c.Reason)
 	assert.Contains(t, c.Message, "spec.server.distribution.name")
 	assert.Contains(t, c.Message, "valid names: ")
 	assert.Contains(t, c.Message, "starter")
-	eventually(t, "an InvalidSpec event", func() error { return hasReason(t, ns, "bad", "InvalidSpec") })
+	env.Eventually(t, "an InvalidSpec event", func() error { return env.HasReason(t, ns, "bad", "InvalidSpec") })
 
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "bad", dep))
+	require.NoError(t, env.Get(ns, "bad", dep))
 	assert.Equal(t, int32(1), *dep.Spec.Replicas, "the last good state keeps running")
 	assert.Len(t, releaseRecords(t, ns, "bad"), 1)
 
-	require.NoError(t, get(ns, "bad", cr))
+	require.NoError(t, env.Get(ns, "bad", cr))
 	orig = cr.DeepCopy()
 	cr.Spec.Server.Distribution.Name = "starter"
 	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
-	waitPhase(t, ns, "bad", llamav1alpha1.PhaseInitializing)
-	eventually(t, "the fixed spec to apply", func() error {
-		if err := get(ns, "bad", dep); err != nil {
+	env.WaitLLSD(t, ns, "bad", llamav1alpha1.PhaseInitializing)
+	env.Eventually(t, "the fixed spec to apply", func() error {
+		if err := env.Get(ns, "bad", dep); err != nil {
 			return err
 		}
 		if *dep.Spec.Replicas != 3 {
@@ -311,14 +296,14 @@ func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {
 }
 
 func TestAPIRejectsNameAndImageTogether(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "both")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "both")
 	cr.Spec.Server.Distribution.Image = "quay.io/example/llama:v1"
 	err := k8s.Create(context.Background(), cr)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "set exactly one of spec.server.distribution.name")
 
-	cr = newLLSD(ns, "neither")
+	cr = framework.LLSD(ns, "neither")
 	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{}
 	err = k8s.Create(context.Background(), cr)
 	require.Error(t, err)
@@ -326,9 +311,9 @@ func TestAPIRejectsNameAndImageTogether(t *testing.T) {
 }
 
 func TestPendingReleaseIsRepaired(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "stuck")))
-	waitPhase(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "stuck")))
+	env.WaitLLSD(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
 
 	// Play an operator killed in the middle of an upgrade: the latest
 	// revision is left pending-upgrade, which blocks every Helm action.
@@ -340,15 +325,15 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), rel))
 
 	cr := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "stuck", cr))
+	require.NoError(t, env.Get(ns, "stuck", cr))
 	orig := cr.DeepCopy()
 	cr.Spec.Replicas = 2
 	require.NoError(t, k8s.Patch(context.Background(), cr, client.MergeFrom(orig)))
 
 	// A fresh pending release may belong to a replica still at work: left alone.
 	busy := &llamav1alpha1.LlamaStackDistribution{}
-	eventually(t, "Reconciled=False ReleaseBusy", func() error {
-		if err := get(ns, "stuck", busy); err != nil {
+	env.Eventually(t, "Reconciled=False ReleaseBusy", func() error {
+		if err := env.Get(ns, "stuck", busy); err != nil {
 			return err
 		}
 		if c := condition(busy, status.TypeReconciled); c == nil || c.Reason != "ReleaseBusy" || c.ObservedGeneration != busy.Generation {
@@ -366,8 +351,8 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), pending))
 
 	dep := &appsv1.Deployment{}
-	eventually(t, "the upgrade to go through", func() error {
-		if err := get(ns, "stuck", dep); err != nil {
+	env.Eventually(t, "the upgrade to go through", func() error {
+		if err := env.Get(ns, "stuck", dep); err != nil {
 			return err
 		}
 		if *dep.Spec.Replicas != 2 {
@@ -375,16 +360,16 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "a ReleaseRepaired event", func() error { return hasReason(t, ns, "stuck", "ReleaseRepaired") })
-	got := waitPhase(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
+	env.Eventually(t, "a ReleaseRepaired event", func() error { return env.HasReason(t, ns, "stuck", "ReleaseRepaired") })
+	got := env.WaitLLSD(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status)
 }
 
 func TestLongNamesGiveValidChildNames(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	name := strings.Repeat("l", 70)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, name)))
-	got := waitPhase(t, ns, name, llamav1alpha1.PhaseInitializing)
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, name)))
+	got := env.WaitLLSD(t, ns, name, llamav1alpha1.PhaseInitializing)
 	assert.Contains(t, got.Status.ServiceURL, "-service."+ns)
 	list := &corev1.ServiceList{}
 	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(ns)))
@@ -401,25 +386,25 @@ func TestLongNamesGiveValidChildNames(t *testing.T) {
 // record's create (its path names no CR), so the total is one more than
 // listed. The writes are printed for the record.
 func TestNewCRWrites(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	mark := operatorRequests.mark()
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "count")))
-	waitPhase(t, ns, "count", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "count")))
+	env.WaitLLSD(t, ns, "count", llamav1alpha1.PhaseInitializing)
 	time.Sleep(5 * reconcilePeriod)
 	writes := operatorRequests.writesAbout(ns, mark)
 	events, creates := kindsOfWrites(writes, ns)
 	t.Logf("%d writes for a new LlamaStackDistribution (%d rendered objects created, %d events):\n%s", len(writes), creates, events, strings.Join(writes, "\n"))
 	assert.Equal(t, 1, events, "one event: Installed")
 	assert.LessOrEqual(t, len(writes), creates+4, "writes <= rendered objects + 4 (issue 13's target)")
-	require.NoError(t, hasReason(t, ns, "count", "Installed"))
+	require.NoError(t, env.HasReason(t, ns, "count", "Installed"))
 }
 
 // The reconcile's phases are timed into ai_stack_operator_reconcile_phase_seconds
 // (the operator runs in this process, so its registry is this one).
 func TestReconcilePhaseMetrics(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "timed")))
-	waitPhase(t, ns, "timed", llamav1alpha1.PhaseInitializing)
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "timed")))
+	env.WaitLLSD(t, ns, "timed", llamav1alpha1.PhaseInitializing)
 	families, err := ctrlmetrics.Registry.Gather()
 	require.NoError(t, err)
 	counts := map[string]uint64{}

@@ -17,32 +17,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
-
-// modelMeshDeployment is a Deployment as ModelMesh Serving makes one: its
-// label, a rest-proxy and an mm container.
-func modelMeshDeployment(ns, name string, env ...corev1.EnvVar) *appsv1.Deployment {
-	labels := map[string]string{"modelmesh-service": "modelmesh-serving", "name": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": name}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "rest-proxy", Image: "kserve/rest-proxy"},
-					{Name: "mm", Image: "kserve/modelmesh", Env: env},
-				}},
-			},
-		},
-	}
-}
 
 // processorsOf is MM_PAYLOAD_PROCESSORS of the mm container; "-" when unset.
 func processorsOf(t *testing.T, ns, name string) string {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	require.NoError(t, get(ns, name, d))
+	require.NoError(t, env.Get(ns, name, d))
 	for _, c := range d.Spec.Template.Spec.Containers {
 		for _, e := range c.Env {
 			if c.Name == "mm" && e.Name == "MM_PAYLOAD_PROCESSORS" {
@@ -55,7 +37,7 @@ func processorsOf(t *testing.T, ns, name string) string {
 
 func waitProcessors(t *testing.T, ns, name, want string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s's MM_PAYLOAD_PROCESSORS %q", name, want), func() error {
+	env.Eventually(t, fmt.Sprintf("%s's MM_PAYLOAD_PROCESSORS %q", name, want), func() error {
 		if got := processorsOf(t, ns, name); got != want {
 			// What the services say, for a failure's message.
 			var said []string
@@ -89,15 +71,15 @@ func wiringOwner(d *appsv1.Deployment) bool {
 // one's deletion gives back every field the wiring applied and takes its URL
 // out of the other's list.
 func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-ovms")))
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-taken", corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://elsewhere"})))
-	unlabelled := modelMeshDeployment(ns, "plain")
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving-ovms")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving-taken", corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: "http://elsewhere"})))
+	unlabelled := framework.ModelMeshDeployment(ns, "plain")
 	unlabelled.Labels = map[string]string{"name": "plain"}
 	require.NoError(t, k8s.Create(ctx, unlabelled))
 
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "tas")))
 	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
 	waitProcessors(t, ns, "modelmesh-serving-ovms", url)
 	waitProcessors(t, ns, "modelmesh-serving-taken", "http://elsewhere "+url)
@@ -107,28 +89,28 @@ func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 
 	// One made later is wired within seconds, through the watch.
 	start := time.Now()
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-later")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving-later")))
 	waitProcessors(t, ns, "modelmesh-serving-later", url)
 	t.Logf("a ModelMesh Deployment made later was wired in %s", time.Since(start).Round(time.Millisecond))
 
 	// Configured Deployments are not written again.
 	ovms := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "modelmesh-serving-ovms", ovms))
+	require.NoError(t, env.Get(ns, "modelmesh-serving-ovms", ovms))
 	rv := ovms.ResourceVersion
 	time.Sleep(5 * reconcilePeriod)
-	require.NoError(t, get(ns, "modelmesh-serving-ovms", ovms))
+	require.NoError(t, env.Get(ns, "modelmesh-serving-ovms", ovms))
 	assert.Equal(t, rv, ovms.ResourceVersion, "a configured ModelMesh Deployment is not written again")
 
 	// A second service does not fight the first.
 	time.Sleep(1100 * time.Millisecond) // creation timestamps have a resolution of a second
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "second")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "second")))
 	second := waitTAS(t, ns, "second", "InferenceServicesPresent", metav1.ConditionFalse, "NamespaceWiredByAnother")
 	assert.Contains(t, tasCondition(second, "InferenceServicesPresent").Message, "TrustyAIService tas")
 	assert.Equal(t, url, processorsOf(t, ns, "modelmesh-serving-ovms"))
 
 	// The first deleted: the second takes over, in place.
 	require.NoError(t, k8s.Delete(ctx, cr))
-	eventually(t, "the first CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the first CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 	url2 := "http://second." + ns + ".svc/consumer/kserve/v2"
 	waitProcessors(t, ns, "modelmesh-serving-ovms", url2)
 	waitProcessors(t, ns, "modelmesh-serving-later", url2)
@@ -136,13 +118,13 @@ func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 	waitTAS(t, ns, "second", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
 
 	// The last deleted: what the wiring applied is given back.
-	require.NoError(t, get(ns, "second", second))
+	require.NoError(t, env.Get(ns, "second", second))
 	require.NoError(t, k8s.Delete(ctx, second))
-	eventually(t, "the second CR deleted", func() error { return gone(ns, "second", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the second CR deleted", func() error { return env.Gone(ns, "second", &trustyv1.TrustyAIService{}) })
 	for _, name := range []string{"modelmesh-serving-ovms", "modelmesh-serving-later"} {
 		assert.Equal(t, "-", processorsOf(t, ns, name), "%s: the variable the wiring alone set is gone", name)
 		d := &appsv1.Deployment{}
-		require.NoError(t, get(ns, name, d))
+		require.NoError(t, env.Get(ns, name, d))
 		assert.False(t, wiringOwner(d), "%s: nothing the wiring applied stays", name)
 		assert.Equal(t, "kserve/modelmesh", d.Spec.Template.Spec.Containers[1].Image, "the owner's fields stay")
 	}
@@ -156,19 +138,19 @@ func TestTrustyAIServiceModelMeshWiring(t *testing.T) {
 // applied the variable first and another manager then set its value, giving
 // back the wiring's fields keeps the entry and that value.
 func TestTrustyAIServiceModelMeshAppendsToAnothersList(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
 	const theirs = "http://elsewhere.example  http://audit.example/v2"
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-theirs", corev1.EnvVar{Name: "OTHER", Value: "1"}, corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: theirs}), client.FieldOwner("kubectl-client-side-apply")))
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-later-theirs")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving-theirs", corev1.EnvVar{Name: "OTHER", Value: "1"}, corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: theirs}), client.FieldOwner("kubectl-client-side-apply")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving-later-theirs")))
 
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "tas")))
 	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
 	waitProcessors(t, ns, "modelmesh-serving-theirs", theirs+" "+url)
 	waitProcessors(t, ns, "modelmesh-serving-later-theirs", url)
 	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
 	assert.Contains(t, tasCondition(cr, "InferenceServicesPresent").Message, "appended to the MM_PAYLOAD_PROCESSORS that another manager set")
-	eventually(t, "the event says the URL was appended", func() error {
+	env.Eventually(t, "the event says the URL was appended", func() error {
 		list := &corev1.EventList{}
 		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
@@ -182,26 +164,26 @@ func TestTrustyAIServiceModelMeshAppendsToAnothersList(t *testing.T) {
 	})
 
 	d := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "modelmesh-serving-theirs", d))
+	require.NoError(t, env.Get(ns, "modelmesh-serving-theirs", d))
 	assert.Equal(t, "1", d.Spec.Template.Spec.Containers[1].Env[0].Value, "the other variables stay")
 	for _, m := range d.ManagedFields {
 		assert.NotEqual(t, "ai-stack-operator-trustyai", m.Manager, "nothing applied: the variable was edited, and only its value")
 	}
 	rv := d.ResourceVersion
 	time.Sleep(5 * reconcilePeriod)
-	require.NoError(t, get(ns, "modelmesh-serving-theirs", d))
+	require.NoError(t, env.Get(ns, "modelmesh-serving-theirs", d))
 	assert.Equal(t, rv, d.ResourceVersion, "appended once: not written again")
 
 	// The wiring applied this one's variable; another manager then sets a
 	// value of its own, and the URL is appended to it.
 	later := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "modelmesh-serving-later-theirs", later))
+	require.NoError(t, env.Get(ns, "modelmesh-serving-later-theirs", later))
 	later.Spec.Template.Spec.Containers[1].Env[0].Value = "http://x.example"
 	require.NoError(t, k8s.Update(ctx, later, client.FieldOwner("modelmesh-controller")))
 	waitProcessors(t, ns, "modelmesh-serving-later-theirs", "http://x.example "+url)
 
 	require.NoError(t, k8s.Delete(ctx, cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 	assert.Equal(t, theirs, processorsOf(t, ns, "modelmesh-serving-theirs"), "the other's list as it was, byte for byte")
 	assert.Equal(t, "http://x.example", processorsOf(t, ns, "modelmesh-serving-later-theirs"), "the give-back keeps the entry and the other's value")
 }
@@ -210,16 +192,16 @@ func TestTrustyAIServiceModelMeshAppendsToAnothersList(t *testing.T) {
 // controller that keeps writing its own value back meets three appends
 // within the window, then RevertedByAnother, and no fourth write.
 func TestTrustyAIServiceModelMeshAppendReverted(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
 	const theirs = "http://elsewhere.example"
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving", corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: theirs}), client.FieldOwner("modelmesh-controller")))
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving", corev1.EnvVar{Name: "MM_PAYLOAD_PROCESSORS", Value: theirs}), client.FieldOwner("modelmesh-controller")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "tas")))
 	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
 	revert := func() {
 		t.Helper()
 		d := &appsv1.Deployment{}
-		require.NoError(t, get(ns, "modelmesh-serving", d))
+		require.NoError(t, env.Get(ns, "modelmesh-serving", d))
 		d.Spec.Template.Spec.Containers[1].Env[0].Value = theirs
 		require.NoError(t, k8s.Update(ctx, d, client.FieldOwner("modelmesh-controller")), "the other controller writes its Deployment back")
 	}
@@ -238,7 +220,7 @@ func TestTrustyAIServiceModelMeshAppendReverted(t *testing.T) {
 
 	// Deleting the service leaves the other's value alone.
 	require.NoError(t, k8s.Delete(ctx, cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 	assert.Equal(t, theirs, processorsOf(t, ns, "modelmesh-serving"))
 }
 
@@ -246,15 +228,15 @@ func TestTrustyAIServiceModelMeshAppendReverted(t *testing.T) {
 // KServe's before it settled) meets a bounded number of writes: three within
 // the window, then RevertedByAnother names the other writer.
 func TestTrustyAIServiceModelMeshReverted(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving")))
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "tas")))
 	url := "http://tas." + ns + ".svc/consumer/kserve/v2"
 	revert := func() {
 		t.Helper()
 		d := &appsv1.Deployment{}
-		require.NoError(t, get(ns, "modelmesh-serving", d))
+		require.NoError(t, env.Get(ns, "modelmesh-serving", d))
 		d.Spec.Template.Spec.Containers[1].Env = nil
 		require.NoError(t, k8s.Update(ctx, d), "the other controller writes its Deployment back")
 	}
@@ -276,7 +258,7 @@ func TestTrustyAIServiceModelMeshReverted(t *testing.T) {
 // since is never created by the apply: the API server answers with the
 // conflict the wiring's vanished() recognises.
 func TestApplyWithUIDNeverCreates(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("apps/v1")
 	u.SetKind("Deployment")
@@ -287,11 +269,11 @@ func TestApplyWithUIDNeverCreates(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, apierrors.IsConflict(err), "%v", err)
 	assert.Contains(t, err.Error(), "uid mismatch")
-	assert.True(t, apierrors.IsNotFound(get(ns, "gone", &appsv1.Deployment{})), "nothing was created")
+	assert.True(t, apierrors.IsNotFound(env.Get(ns, "gone", &appsv1.Deployment{})), "nothing was created")
 
 	// An object of its name with another UID (replaced since it was listed):
 	// refused, and left as it is.
-	require.NoError(t, k8s.Create(context.Background(), modelMeshDeployment(ns, "replaced")))
+	require.NoError(t, k8s.Create(context.Background(), framework.ModelMeshDeployment(ns, "replaced")))
 	u.SetName("replaced")
 	err = k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai"))
 	require.Error(t, err)

@@ -16,15 +16,16 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "ocp")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "ocp")
 	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	waitPhase(t, ns, "ocp", llamav1alpha1.PhaseInitializing)
-	require.NoError(t, get(ns, "ocp-ingress", &networkingv1.Ingress{}), "before the Route API exists: an Ingress")
+	env.WaitLLSD(t, ns, "ocp", llamav1alpha1.PhaseInitializing)
+	require.NoError(t, env.Get(ns, "ocp-ingress", &networkingv1.Ingress{}), "before the Route API exists: an Ingress")
 	ann, _, _ := podTemplate(t, ns, "ocp")
 	assert.Empty(t, ann[llamastack.AnnotationCABundleHash], "no CA source applies off OpenShift")
 
@@ -34,8 +35,8 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	route := &unstructured.Unstructured{}
 	route.SetAPIVersion("route.openshift.io/v1")
 	route.SetKind("Route")
-	eventually(t, "the Route", func() error { return get(ns, "ocp-route", route) })
-	eventually(t, "the Ingress to go", func() error { return gone(ns, "ocp-ingress", &networkingv1.Ingress{}) })
+	env.Eventually(t, "the Route", func() error { return env.Get(ns, "ocp-route", route) })
+	env.Eventually(t, "the Ingress to go", func() error { return env.Gone(ns, "ocp-ingress", &networkingv1.Ingress{}) })
 	termination, _, _ := unstructured.NestedString(route.Object, "spec", "tls", "termination")
 	assert.Equal(t, "edge", termination)
 	insecure, _, _ := unstructured.NestedString(route.Object, "spec", "tls", "insecureEdgeTerminationPolicy")
@@ -43,12 +44,12 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 
 	// The injection ConfigMaps, never the same one for both injections.
 	serviceCA := &corev1.ConfigMap{}
-	eventually(t, "the service CA ConfigMap", func() error { return get(ns, "ocp-service-ca", serviceCA) })
+	env.Eventually(t, "the service CA ConfigMap", func() error { return env.Get(ns, "ocp-service-ca", serviceCA) })
 	assert.Equal(t, "true", serviceCA.Annotations["service.beta.openshift.io/inject-cabundle"])
 	assert.Empty(t, serviceCA.Labels["config.openshift.io/inject-trusted-cabundle"])
 	// One upgrade creates both, one after the other.
 	trusted := &corev1.ConfigMap{}
-	eventually(t, "the trusted CA ConfigMap", func() error { return get(ns, "ocp-trusted-ca", trusted) })
+	env.Eventually(t, "the trusted CA ConfigMap", func() error { return env.Get(ns, "ocp-trusted-ca", trusted) })
 	assert.Equal(t, "true", trusted.Labels["config.openshift.io/inject-trusted-cabundle"])
 	assert.Empty(t, trusted.Annotations["service.beta.openshift.io/inject-cabundle"])
 
@@ -59,22 +60,22 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	// Play the service CA operator: the injected CA joins the bundle, and a
 	// later drift repair leaves the injected data alone.
 	injected := newCA(t, "openshift-service-serving-signer")
-	require.NoError(t, get(ns, "ocp-service-ca", serviceCA))
+	require.NoError(t, env.Get(ns, "ocp-service-ca", serviceCA))
 	serviceCA.Data = map[string]string{"service-ca.crt": injected}
 	require.NoError(t, k8s.Update(context.Background(), serviceCA))
 	waitAnnotation(t, ns, "ocp", llamastack.AnnotationCABundleHash, hash)
 	assert.Contains(t, bundleOf(t, ns, "ocp"), strings.TrimSpace(strings.Split(injected, "\n")[1]))
 	time.Sleep(4 * reconcilePeriod)
-	require.NoError(t, get(ns, "ocp-service-ca", serviceCA))
+	require.NoError(t, env.Get(ns, "ocp-service-ca", serviceCA))
 	assert.Equal(t, injected, serviceCA.Data["service-ca.crt"], "drift repair must not wipe what the injector wrote")
 
 	// Play the router: the Route's host is the routeURL.
-	require.NoError(t, get(ns, "ocp-route", route))
+	require.NoError(t, env.Get(ns, "ocp-route", route))
 	require.NoError(t, unstructured.SetNestedSlice(route.Object, []any{map[string]any{"host": "llama.apps.example.com"}}, "status", "ingress"))
 	require.NoError(t, k8s.Status().Update(context.Background(), route))
-	eventually(t, "routeURL", func() error {
+	env.Eventually(t, "routeURL", func() error {
 		got := &llamav1alpha1.LlamaStackDistribution{}
-		if err := get(ns, "ocp", got); err != nil {
+		if err := env.Get(ns, "ocp", got); err != nil {
 			return err
 		}
 		if got.Status.RouteURL != "https://llama.apps.example.com" {
@@ -87,5 +88,5 @@ func TestOpenShiftRouteAndInjectedTrust(t *testing.T) {
 	patchCR(t, ns, "ocp", func(c *llamav1alpha1.LlamaStackDistribution) {
 		c.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{ServiceCA: ptr.To(false)}
 	})
-	eventually(t, "the service CA ConfigMap to go", func() error { return gone(ns, "ocp-service-ca", &corev1.ConfigMap{}) })
+	env.Eventually(t, "the service CA ConfigMap to go", func() error { return env.Gone(ns, "ocp-service-ca", &corev1.ConfigMap{}) })
 }

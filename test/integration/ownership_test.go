@@ -27,6 +27,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // fixedNamespace creates a namespace of a given name for a test.
@@ -42,7 +43,7 @@ func fixedNamespace(t *testing.T, name string) string {
 // uidOf is the UID of an object, "" when it does not exist.
 func uidOf(t *testing.T, ns, name string, obj client.Object) types.UID {
 	t.Helper()
-	if err := get(ns, name, obj); err != nil {
+	if err := env.Get(ns, name, obj); err != nil {
 		require.True(t, apierrors.IsNotFound(err), "%v", err)
 		return ""
 	}
@@ -60,7 +61,7 @@ func TestReleaseNamesDoNotCollideAcrossNamespaces(t *testing.T) {
 	victim, thief := "fraud-metrics-738531", "metrics-10785"
 	require.Equal(t, naming.LegacyReleaseName("llsd", victimNS, victim), naming.LegacyReleaseName("llsd", thiefNS, thief), "the pair collided before")
 
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(victimNS, victim)))
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(victimNS, victim)))
 	waitCondition(t, victimNS, victim, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	deployment := uidOf(t, victimNS, victim, &appsv1.Deployment{})
 	service := uidOf(t, victimNS, victim+"-service", &corev1.Service{})
@@ -68,15 +69,15 @@ func TestReleaseNamesDoNotCollideAcrossNamespaces(t *testing.T) {
 	records := releaseRecords(t, victimNS, victim)
 	require.Len(t, records, 1)
 
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(thiefNS, thief)))
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(thiefNS, thief)))
 	waitCondition(t, thiefNS, thief, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
-	require.NoError(t, get(thiefNS, thief, &appsv1.Deployment{}), "the second CR has its own objects")
+	require.NoError(t, env.Get(thiefNS, thief, &appsv1.Deployment{}), "the second CR has its own objects")
 	time.Sleep(5 * reconcilePeriod)
 	assert.Equal(t, deployment, uidOf(t, victimNS, victim, &appsv1.Deployment{}), "the first CR's Deployment is untouched")
 	assert.Equal(t, service, uidOf(t, victimNS, victim+"-service", &corev1.Service{}), "the first CR's Service is untouched")
 
-	require.NoError(t, k8s.Delete(context.Background(), newLLSD(thiefNS, thief)))
-	eventually(t, "the second CR deleted", func() error { return gone(thiefNS, thief, &llamav1alpha1.LlamaStackDistribution{}) })
+	require.NoError(t, k8s.Delete(context.Background(), framework.LLSD(thiefNS, thief)))
+	env.Eventually(t, "the second CR deleted", func() error { return env.Gone(thiefNS, thief, &llamav1alpha1.LlamaStackDistribution{}) })
 	assert.Equal(t, deployment, uidOf(t, victimNS, victim, &appsv1.Deployment{}), "the first CR's Deployment outlives the second CR")
 	after := releaseRecords(t, victimNS, victim)
 	require.Len(t, after, 1, "the first CR's records outlive the second CR")
@@ -86,18 +87,18 @@ func TestReleaseNamesDoNotCollideAcrossNamespaces(t *testing.T) {
 // In one namespace no search is needed: a CR named what a long name was cut
 // to had that name's release.
 func TestReleaseNamesDoNotCollideInANamespace(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	long := strings.Repeat("model-", 8) + "serving"
 	thief := strings.TrimPrefix(naming.LegacyReleaseName("llsd", ns, long), "llsd-"+ns+".")
 	require.Equal(t, naming.LegacyReleaseName("llsd", ns, long), naming.LegacyReleaseName("llsd", ns, thief), "the pair collided before")
 
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, long)))
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, long)))
 	waitCondition(t, ns, long, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	deployment := uidOf(t, ns, long, &appsv1.Deployment{})
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, thief)))
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, thief)))
 	waitCondition(t, ns, thief, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
-	require.NoError(t, k8s.Delete(context.Background(), newLLSD(ns, thief)))
-	eventually(t, "the second CR deleted", func() error { return gone(ns, thief, &llamav1alpha1.LlamaStackDistribution{}) })
+	require.NoError(t, k8s.Delete(context.Background(), framework.LLSD(ns, thief)))
+	env.Eventually(t, "the second CR deleted", func() error { return env.Gone(ns, thief, &llamav1alpha1.LlamaStackDistribution{}) })
 	assert.Equal(t, deployment, uidOf(t, ns, long, &appsv1.Deployment{}), "the long-named CR's Deployment is untouched")
 	recs := &corev1.ConfigMapList{}
 	require.NoError(t, k8s.List(context.Background(), recs, client.InNamespace(operatorNamespace), client.MatchingLabels{"owner": "helm", "name": naming.ReleaseName("llsd", ns, long)}))
@@ -110,8 +111,8 @@ func TestReleaseNamesDoNotCollideInANamespace(t *testing.T) {
 // CR then names as its userConfig, survives the upgrade that drops the
 // operator's, and the CR says it was left.
 func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "swap2")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "swap2")
 	cr.Spec.Server.Config = typedConfig()
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	waitCondition(t, ns, "swap2", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
@@ -124,7 +125,7 @@ func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
 		cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "swap2-config"}
 	})
 	waitCondition(t, ns, "swap2", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
-	eventually(t, "an ObjectsLeft event", func() error { return hasReason(t, ns, "swap2", "ObjectsLeft") })
+	env.Eventually(t, "an ObjectsLeft event", func() error { return env.HasReason(t, ns, "swap2", "ObjectsLeft") })
 	sameConfigMap(t, mine)
 }
 
@@ -137,9 +138,9 @@ func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
 // and objects: removing a finalizer by hand races the operator, which adds
 // it back.
 func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
-	require.NoError(t, k8s.Create(ctx, newLLSD(ns, "again")))
+	require.NoError(t, k8s.Create(ctx, framework.LLSD(ns, "again")))
 	cr := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	const dead = "00000000-dead-4000-8000-000000000000"
 
@@ -153,7 +154,7 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}}
 	names := []string{"again", "again-service", "again-sa"}
 	for i, obj := range owned {
-		require.NoError(t, get(ns, names[i], obj))
+		require.NoError(t, env.Get(ns, names[i], obj))
 		refs := obj.GetOwnerReferences()
 		require.Len(t, refs, 1)
 		refs[0].UID = dead
@@ -162,8 +163,8 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 	}
 
 	for i, obj := range owned {
-		eventually(t, names[i]+" names the live CR as its controller", func() error {
-			if err := get(ns, names[i], obj); err != nil {
+		env.Eventually(t, names[i]+" names the live CR as its controller", func() error {
+			if err := env.Get(ns, names[i], obj); err != nil {
 				return err
 			}
 			if c := metav1.GetControllerOf(obj); c == nil || c.UID != cr.UID {
@@ -172,7 +173,7 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 			return nil
 		})
 	}
-	eventually(t, "the deployed record names the live CR", func() error {
+	env.Eventually(t, "the deployed record names the live CR", func() error {
 		for _, r := range releaseRecords(t, ns, "again") {
 			if r.Labels["status"] == "deployed" && r.Labels[release.LabelOwnerUID] == string(cr.UID) {
 				return nil
@@ -187,18 +188,18 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 // to store the record without a word, reported success, and installed it
 // again on every reconcile.
 func TestOversizedRecordIsInvalidSpec(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	noise := make([]byte, 600<<10)
 	_, err := rand.Read(noise)
 	require.NoError(t, err)
-	cr := newLLSD(ns, "huge")
+	cr := framework.LLSD(ns, "huge")
 	cr.Spec.Server.ContainerSpec.Env = []corev1.EnvVar{{Name: "SMALL", Value: "x"}, {Name: "NOISE", Value: base64.StdEncoding.EncodeToString(noise)}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	got := waitCondition(t, ns, "huge", status.TypeReconciled, metav1.ConditionFalse, "InvalidSpec")
 	msg := condition(got, status.TypeReconciled).Message
 	assert.Contains(t, msg, "spec.server.containerSpec.env[1].value")
 	assert.Contains(t, msg, "nothing was applied")
-	assert.True(t, apierrors.IsNotFound(get(ns, "huge", &appsv1.Deployment{})), "nothing is applied")
+	assert.True(t, apierrors.IsNotFound(env.Get(ns, "huge", &appsv1.Deployment{})), "nothing is applied")
 	assert.Empty(t, releaseRecords(t, ns, "huge"))
 
 	// A smaller value applies.
@@ -215,9 +216,9 @@ func TestOversizedRecordIsInvalidSpec(t *testing.T) {
 // Service, and no ClusterRoleBinding binds their ServiceAccount to the
 // cluster-wide review role.
 func TestTrustyAIServiceWritesNothingOnConflict(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
-	require.NoError(t, k8s.Create(ctx, modelMeshDeployment(ns, "modelmesh-serving-ovms")))
+	require.NoError(t, k8s.Create(ctx, framework.ModelMeshDeployment(ns, "modelmesh-serving-ovms")))
 	theirs := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tas", Labels: map[string]string{"team": "b"}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}},
@@ -225,7 +226,7 @@ func TestTrustyAIServiceWritesNothingOnConflict(t *testing.T) {
 	require.NoError(t, k8s.Create(ctx, theirs))
 	require.NoError(t, k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tas-proxy"}}))
 
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "tas")))
 	waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionFalse, "NameConflict")
 	never(t, 3*time.Second, "a write for the conflicting CR", func() error {
 		if got := processorsOf(t, ns, "modelmesh-serving-ovms"); got != "-" {
@@ -255,8 +256,8 @@ func TestTrustyAIServiceWritesNothingOnConflict(t *testing.T) {
 // does not render (here the PodDisruptionBudget of two replicas) went on
 // running, owned by a live CR.
 func TestUnrenderedObjectsGoWhenRecordsWereLost(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "lost")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "lost")))
 	cr := waitCondition(t, ns, "lost", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	// The PodDisruptionBudget an earlier spec of two replicas rendered, as
 	// the operator applied it.
@@ -277,21 +278,21 @@ func TestUnrenderedObjectsGoWhenRecordsWereLost(t *testing.T) {
 	for _, rec := range releaseRecords(t, ns, "lost") {
 		require.NoError(t, k8s.Delete(context.Background(), &rec))
 	}
-	eventually(t, "the PodDisruptionBudget deleted", func() error { return gone(ns, "lost-pdb", &policyv1.PodDisruptionBudget{}) })
-	require.NoError(t, get(ns, "lost", &appsv1.Deployment{}), "what the spec renders stays")
-	require.NoError(t, get(ns, "users-pdb", &policyv1.PodDisruptionBudget{}), "what the operator did not create stays")
+	env.Eventually(t, "the PodDisruptionBudget deleted", func() error { return env.Gone(ns, "lost-pdb", &policyv1.PodDisruptionBudget{}) })
+	require.NoError(t, env.Get(ns, "lost", &appsv1.Deployment{}), "what the spec renders stays")
+	require.NoError(t, env.Get(ns, "users-pdb", &policyv1.PodDisruptionBudget{}), "what the operator did not create stays")
 }
 
 // The proxy ClusterRoleBinding of a TrustyAIService whose finalizer was
 // removed by hand (so no uninstall ran) is swept once the CR is gone.
 func TestProxyBindingOfAGoneCRIsSwept(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "tas")))
 	cr := waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	name := "trustyai-proxy." + ns + ".tas"
-	eventually(t, "the proxy binding", func() error { return get("", name, &rbacv1.ClusterRoleBinding{}) })
+	env.Eventually(t, "the proxy binding", func() error { return env.Get("", name, &rbacv1.ClusterRoleBinding{}) })
 	cr.Finalizers = nil
 	require.NoError(t, k8s.Update(context.Background(), cr))
 	require.NoError(t, k8s.Delete(context.Background(), cr))
-	eventually(t, "the proxy binding swept", func() error { return gone("", name, &rbacv1.ClusterRoleBinding{}) })
+	env.Eventually(t, "the proxy binding swept", func() error { return env.Gone("", name, &rbacv1.ClusterRoleBinding{}) })
 }

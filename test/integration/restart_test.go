@@ -14,6 +14,7 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -21,25 +22,25 @@ import (
 // leader) computes the same values and hashes and writes nothing: no upgrade,
 // no rollout, no status update.
 func TestAFreshOperatorWritesNothing(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	cas := configMap(ns, "cas", map[string]string{"ca-bundle.crt": newCA(t, "restart")})
 	require.NoError(t, k8s.Create(context.Background(), cas))
 	run := configMap(ns, "run", map[string]string{"config.yaml": "version: 2\n"})
 	require.NoError(t, k8s.Create(context.Background(), run))
-	cr := newLLSD(ns, "steady")
+	cr := framework.LLSD(ns, "steady")
 	cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run"}
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "cas"}, PublicRoots: ptr.To(false)}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "steady-tas")))
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "steady-tas")))
 	waitTrust(t, ns, "steady", "BundleMerged")
-	waitPhase(t, ns, "steady", llamav1alpha1.PhaseInitializing)
+	env.WaitLLSD(t, ns, "steady", llamav1alpha1.PhaseInitializing)
 	waitTAS(t, ns, "steady-tas", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	time.Sleep(3 * reconcilePeriod)
 	settledTAS := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, "steady-tas", settledTAS))
+	require.NoError(t, env.Get(ns, "steady-tas", settledTAS))
 	_, depVersion, _ := podTemplate(t, ns, "steady")
 	settled := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "steady", settled))
+	require.NoError(t, env.Get(ns, "steady", settled))
 
 	var writes, releaseReads atomic.Int64
 	var log requestLog
@@ -66,9 +67,9 @@ func TestAFreshOperatorWritesNothing(t *testing.T) {
 	_, depAfter, _ := podTemplate(t, ns, "steady")
 	assert.Equal(t, depVersion, depAfter, "no rollout")
 	after := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "steady", after))
+	require.NoError(t, env.Get(ns, "steady", after))
 	assert.Equal(t, settled.ResourceVersion, after.ResourceVersion, "no status write")
 	afterTAS := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, "steady-tas", afterTAS))
+	require.NoError(t, env.Get(ns, "steady-tas", afterTAS))
 	assert.Equal(t, settledTAS.ResourceVersion, afterTAS.ResourceVersion, "no status write")
 }

@@ -17,6 +17,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // fakeLlamaStack answers for every llama-stack server the operator asks:
@@ -77,7 +78,7 @@ func (f *fakeServers) requestsFor(host string) int {
 func markReady(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	require.NoError(t, get(ns, name, d))
+	require.NoError(t, env.Get(ns, name, d))
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
 	require.NoError(t, k8s.Status().Update(context.Background(), d))
 }
@@ -88,8 +89,8 @@ func markReady(t *testing.T, ns, name string, replicas int32) {
 // not asked again on every reconcile. An image CR's active distribution is
 // "custom", as upstream's.
 func TestStatusFromTheServer(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "asked")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "asked")
 	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/me/llama:1"}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	got := waitCondition(t, ns, "asked", "HealthCheck", metav1.ConditionFalse, "HealthCheckFailed")

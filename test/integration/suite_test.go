@@ -25,14 +25,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // The operator's namespace and settings ConfigMap in the suite.
 const (
-	operatorNamespace = "ai-stack-operator-system"
-	settingsConfigMap = "ai-stack-operator-config"
+	operatorNamespace = framework.OperatorNamespace
+	settingsConfigMap = framework.SettingsConfigMap
 	// upstreamLlamaConfigMap is llama-stack-k8s-operator's ConfigMap.
 	upstreamLlamaConfigMap = "llama-stack-operator-config"
 )
@@ -42,6 +42,8 @@ const (
 const reconcilePeriod = 300 * time.Millisecond
 
 var (
+	// env is the suite's API server as the tests see it; k8s its client.
+	env        *framework.Env
 	k8s        client.Client
 	clientset  *kubernetes.Clientset
 	restConfig *rest.Config
@@ -68,17 +70,17 @@ func run(m *testing.M) int {
 	}
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(level)))
 	root := filepath.Join("..", "..")
-	env := &envtest.Environment{
+	testEnv := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	cfg, err := env.Start()
+	cfg, err := testEnv.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start control plane: %v\n", err)
 		return 1
 	}
 	defer func() {
-		if err := env.Stop(); err != nil {
+		if err := testEnv.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
 		}
 	}()
@@ -101,16 +103,14 @@ func run(m *testing.M) int {
 	}()
 
 	// Tests read and write through a direct client: what they see is the API server's truth.
-	k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if env, err = framework.NewEnv(cfg, 30*time.Second); err != nil {
+		return framework.Fail(err)
 	}
+	k8s = env.Client
 	clientset = kubernetes.NewForConfigOrDie(cfg)
 	restConfig = cfg
-	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if err := framework.CreateOperatorNamespace(k8s); err != nil {
+		return framework.Fail(err)
 	}
 	// The suite runs as a switching administrator would: upstream's
 	// ConfigMap turns NetworkPolicies on (they are off by default, as
@@ -127,29 +127,23 @@ func run(m *testing.M) int {
 // for 500 ms, a sweep every second, and its requests counted by counts;
 // tune changes the options.
 func newOperator(cfg *rest.Config, counts countingTransport, tune func(*operator.ManagerOptions)) (manager.Manager, error) {
-	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	for i := range ws {
-		ws[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
-	}
 	operatorCfg := rest.CopyConfig(cfg)
 	operatorCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		counts.next = rt
 		return counts
 	}
-	o := operator.ManagerOptions{
-		Watches: ws, MetricsAddr: "0", ProbeAddr: "0",
+	return framework.NewManager(operatorCfg, func(o *operator.ManagerOptions) {
+		for i := range o.Watches {
+			o.Watches[i].ReconcilePeriod = &metav1.Duration{Duration: reconcilePeriod}
+		}
 		// Every server the operator asks is the suite's fake llama-stack.
-		ServerHTTPClient:  fakeLlamaStack.client(),
-		OperatorNamespace: operatorNamespace, SettingsConfigMap: settingsConfigMap,
-		CapabilityTTL: 500 * time.Millisecond, ReleaseSweepPeriod: time.Second,
-	}
-	if tune != nil {
-		tune(&o)
-	}
-	return operator.NewManager(operatorCfg, o)
+		o.ServerHTTPClient = fakeLlamaStack.client()
+		o.CapabilityTTL, o.ReleaseSweepPeriod = 500*time.Millisecond, time.Second
+		o.SkipControllerNameValidation = false
+		if tune != nil {
+			tune(o)
+		}
+	})
 }
 
 // upstreamLlamaConfig is llama-stack-k8s-operator's ConfigMap in the

@@ -23,6 +23,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // waitCondition waits for a condition of the CR's current generation to have
@@ -30,8 +31,8 @@ import (
 func waitCondition(t *testing.T, ns, name, typ string, st metav1.ConditionStatus, reason string) *llamav1alpha1.LlamaStackDistribution {
 	t.Helper()
 	cr := &llamav1alpha1.LlamaStackDistribution{}
-	eventually(t, fmt.Sprintf("%s/%s %s=%s (%s)", ns, name, typ, st, reason), func() error {
-		if err := get(ns, name, cr); err != nil {
+	env.Eventually(t, fmt.Sprintf("%s/%s %s=%s (%s)", ns, name, typ, st, reason), func() error {
+		if err := env.Get(ns, name, cr); err != nil {
 			return err
 		}
 		c := condition(cr, typ)
@@ -51,14 +52,14 @@ func never(t *testing.T, d time.Duration, what string, cond func() error) {
 		if err := cond(); err == nil {
 			t.Fatalf("%s happened", what)
 		}
-		time.Sleep(tick)
+		time.Sleep(framework.Tick)
 	}
 }
 
 // The reproduction from the review: a string field with a second YAML
 // document made main's operator create a NetworkPolicy in another namespace.
 func TestInjectedDocumentNeverLeavesTheNamespace(t *testing.T) {
-	nsA, nsB := newNamespace(t), newNamespace(t)
+	nsA, nsB := env.NewNamespace(t, ""), env.NewNamespace(t, "")
 	payload := "1\n---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny-all\n  namespace: " + nsB + "\nspec:\n  podSelector: {}\n"
 	u := &unstructuredObj{Object: map[string]any{
 		"apiVersion": "llamastack.io/v1alpha1", "kind": "LlamaStackDistribution",
@@ -73,19 +74,19 @@ func TestInjectedDocumentNeverLeavesTheNamespace(t *testing.T) {
 	cr := waitCondition(t, nsA, "evil", status.TypeReconciled, metav1.ConditionFalse, "InvalidSpec")
 	assert.Contains(t, condition(cr, status.TypeReconciled).Message, "spec.server.podDisruptionBudget.minAvailable")
 	never(t, 2*time.Second, "a NetworkPolicy in the other namespace", func() error {
-		return get(nsB, "deny-all", &networkingv1.NetworkPolicy{})
+		return env.Get(nsB, "deny-all", &networkingv1.NetworkPolicy{})
 	})
 	list := &networkingv1.NetworkPolicyList{}
 	require.NoError(t, k8s.List(context.Background(), list, client.InNamespace(nsB)))
 	assert.Empty(t, list.Items)
-	assert.True(t, apierrors.IsNotFound(get(nsA, "evil", &appsv1.Deployment{})), "nothing of a refused spec is applied")
+	assert.True(t, apierrors.IsNotFound(env.Get(nsA, "evil", &appsv1.Deployment{})), "nothing of a refused spec is applied")
 }
 
 // A release stored by an older operator (or tampered with) that holds an
 // object outside the CR's namespace is never re-applied by drift repair.
 func TestStoredReleaseIsGuardedBeforeDriftRepair(t *testing.T) {
-	nsA, nsB := newNamespace(t), newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(nsA, "stored")))
+	nsA, nsB := env.NewNamespace(t, ""), env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(nsA, "stored")))
 	waitCondition(t, nsA, "stored", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 
 	// Append an object in namespace B to the deployed release, as main's
@@ -101,17 +102,17 @@ func TestStoredReleaseIsGuardedBeforeDriftRepair(t *testing.T) {
 	// Drift that would be repaired otherwise stays, too.
 	require.NoError(t, k8s.Delete(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "stored-service"}}))
 	never(t, 2*time.Second, "the stored NetworkPolicy re-created in the other namespace", func() error {
-		return get(nsB, "deny-all", &networkingv1.NetworkPolicy{})
+		return env.Get(nsB, "deny-all", &networkingv1.NetworkPolicy{})
 	})
-	assert.True(t, apierrors.IsNotFound(get(nsA, "stored-service", &corev1.Service{})), "nothing of a refused manifest is repaired")
+	assert.True(t, apierrors.IsNotFound(env.Get(nsA, "stored-service", &corev1.Service{})), "nothing of a refused manifest is repaired")
 
 	// Deleting the CR removes its objects, but nothing outside its namespace.
 	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "deny-all"}}
 	require.NoError(t, k8s.Create(context.Background(), np))
-	require.NoError(t, k8s.Delete(context.Background(), newLLSD(nsA, "stored")))
-	eventually(t, "CR deleted", func() error { return gone(nsA, "stored", &llamav1alpha1.LlamaStackDistribution{}) })
-	require.NoError(t, get(nsB, "deny-all", &networkingv1.NetworkPolicy{}), "uninstall never deletes outside the CR's namespace")
-	eventually(t, "Deployment deleted", func() error { return gone(nsA, "stored", &appsv1.Deployment{}) })
+	require.NoError(t, k8s.Delete(context.Background(), framework.LLSD(nsA, "stored")))
+	env.Eventually(t, "CR deleted", func() error { return env.Gone(nsA, "stored", &llamav1alpha1.LlamaStackDistribution{}) })
+	require.NoError(t, env.Get(nsB, "deny-all", &networkingv1.NetworkPolicy{}), "uninstall never deletes outside the CR's namespace")
+	env.Eventually(t, "Deployment deleted", func() error { return env.Gone(nsA, "stored", &appsv1.Deployment{}) })
 }
 
 // userConfigMap creates a ConfigMap the way a user would: no operator label,
@@ -130,7 +131,7 @@ func userConfigMap(t *testing.T, ns, name string) *corev1.ConfigMap {
 func sameConfigMap(t *testing.T, want *corev1.ConfigMap) {
 	t.Helper()
 	got := &corev1.ConfigMap{}
-	require.NoError(t, get(want.Namespace, want.Name, got), "the user's ConfigMap %s must survive", want.Name)
+	require.NoError(t, env.Get(want.Namespace, want.Name, got), "the user's ConfigMap %s must survive", want.Name)
 	assert.Equal(t, want.ResourceVersion, got.ResourceVersion, "%s was written", want.Name)
 	assert.Equal(t, want.Data, got.Data)
 	assert.Equal(t, want.Labels, got.Labels)
@@ -141,20 +142,20 @@ func sameConfigMap(t *testing.T, want *corev1.ConfigMap) {
 // bundle written by Go, the typed run configuration rendered by the chart)
 // survive create, update and delete of the CR byte for byte.
 func TestUserObjectsOfOurNamesSurvive(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	caSource := userConfigMap(t, ns, "corp-ca")
 	_ = caSource
 	bundle := userConfigMap(t, ns, "clash-ca-bundle")
 	runConfig := userConfigMap(t, ns, "clash-config")
 
-	cr := newLLSD(ns, "clash")
+	cr := framework.LLSD(ns, "clash")
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "corp-ca"}}
 	cr.Spec.Server.Config = typedConfig()
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	got := waitCondition(t, ns, "clash", status.TypeReconciled, metav1.ConditionFalse, "NameConflict")
 	assert.Contains(t, condition(got, status.TypeReconciled).Message, "ConfigMap "+ns+"/clash-ca-bundle")
 	assert.Equal(t, "NameConflict", condition(got, status.TypeTrustReady).Reason)
-	assert.True(t, apierrors.IsNotFound(get(ns, "clash", &appsv1.Deployment{})), "nothing is applied")
+	assert.True(t, apierrors.IsNotFound(env.Get(ns, "clash", &appsv1.Deployment{})), "nothing is applied")
 
 	// Without a CA source the bundle's name is not needed; the chart's
 	// ConfigMap still is, and the gate refuses the whole manifest.
@@ -164,12 +165,12 @@ func TestUserObjectsOfOurNamesSurvive(t *testing.T) {
 	})
 	got = waitCondition(t, ns, "clash", status.TypeReconciled, metav1.ConditionFalse, "NameConflict")
 	assert.Contains(t, condition(got, status.TypeReconciled).Message, "ConfigMap "+ns+"/clash-config")
-	assert.True(t, apierrors.IsNotFound(get(ns, "clash", &appsv1.Deployment{})), "nothing is applied")
+	assert.True(t, apierrors.IsNotFound(env.Get(ns, "clash", &appsv1.Deployment{})), "nothing is applied")
 	sameConfigMap(t, bundle)
 	sameConfigMap(t, runConfig)
 
 	require.NoError(t, k8s.Delete(context.Background(), got))
-	eventually(t, "CR deleted", func() error { return gone(ns, "clash", &llamav1alpha1.LlamaStackDistribution{}) })
+	env.Eventually(t, "CR deleted", func() error { return env.Gone(ns, "clash", &llamav1alpha1.LlamaStackDistribution{}) })
 	sameConfigMap(t, bundle)
 	sameConfigMap(t, runConfig)
 }
@@ -177,8 +178,8 @@ func TestUserObjectsOfOurNamesSurvive(t *testing.T) {
 // An object of the operator's that a user replaced with their own (deleted,
 // then created under the same name) is neither repaired nor deleted.
 func TestReplacedObjectIsNotRepairedOrDeleted(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "swap")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "swap")
 	cr.Spec.Server.Config = typedConfig()
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	waitCondition(t, ns, "swap", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
@@ -190,10 +191,10 @@ func TestReplacedObjectIsNotRepairedOrDeleted(t *testing.T) {
 	sameConfigMap(t, mine)
 
 	require.NoError(t, k8s.Delete(context.Background(), got))
-	eventually(t, "CR deleted", func() error { return gone(ns, "swap", &llamav1alpha1.LlamaStackDistribution{}) })
-	eventually(t, "Deployment deleted", func() error { return gone(ns, "swap", &appsv1.Deployment{}) })
+	env.Eventually(t, "CR deleted", func() error { return env.Gone(ns, "swap", &llamav1alpha1.LlamaStackDistribution{}) })
+	env.Eventually(t, "Deployment deleted", func() error { return env.Gone(ns, "swap", &appsv1.Deployment{}) })
 	sameConfigMap(t, mine)
-	require.NoError(t, hasReason(t, ns, "swap", "ObjectsLeft"))
+	require.NoError(t, env.HasReason(t, ns, "swap", "ObjectsLeft"))
 }
 
 // typedConfig is the smallest valid typed run configuration.
@@ -205,13 +206,13 @@ func ptrTo[T any](v T) *T { return &v }
 
 // The operator's finalizer never costs another controller's.
 func TestForeignFinalizerIsKept(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "shared")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "shared")
 	cr.Finalizers = []string{"example.com/keep"}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	waitCondition(t, ns, "shared", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	stale := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "shared", stale))
+	require.NoError(t, env.Get(ns, "shared", stale))
 	assert.ElementsMatch(t, []string{"example.com/keep", release.Finalizer}, stale.Finalizers)
 
 	// Another controller adds its finalizer after the operator's last read:
@@ -219,7 +220,7 @@ func TestForeignFinalizerIsKept(t *testing.T) {
 	// (The operator may write the status meanwhile: read again on a conflict.)
 	fresh := stale.DeepCopy()
 	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := get(ns, "shared", fresh); err != nil {
+		if err := env.Get(ns, "shared", fresh); err != nil {
 			return err
 		}
 		fresh.Finalizers = append(fresh.Finalizers, "example.com/other")
@@ -227,13 +228,13 @@ func TestForeignFinalizerIsKept(t *testing.T) {
 	}))
 	err := release.RemoveFinalizer(context.Background(), k8s, stale.DeepCopy())
 	require.True(t, apierrors.IsConflict(err), "a stale finalizer patch must conflict, got %v", err)
-	require.NoError(t, get(ns, "shared", fresh))
+	require.NoError(t, env.Get(ns, "shared", fresh))
 	assert.Contains(t, fresh.Finalizers, "example.com/other")
 
 	// Deletion removes the operator's finalizer only.
 	require.NoError(t, k8s.Delete(context.Background(), fresh))
-	eventually(t, "the operator's finalizer removed", func() error {
-		if err := get(ns, "shared", fresh); err != nil {
+	env.Eventually(t, "the operator's finalizer removed", func() error {
+		if err := env.Get(ns, "shared", fresh); err != nil {
 			return err
 		}
 		if strings.Join(fresh.Finalizers, ",") != "example.com/keep,example.com/other" {
@@ -241,34 +242,34 @@ func TestForeignFinalizerIsKept(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "Deployment deleted", func() error { return gone(ns, "shared", &appsv1.Deployment{}) })
+	env.Eventually(t, "Deployment deleted", func() error { return env.Gone(ns, "shared", &appsv1.Deployment{}) })
 	fresh.Finalizers = nil
 	require.NoError(t, k8s.Update(context.Background(), fresh))
-	eventually(t, "CR deleted", func() error { return gone(ns, "shared", &llamav1alpha1.LlamaStackDistribution{}) })
+	env.Eventually(t, "CR deleted", func() error { return env.Gone(ns, "shared", &llamav1alpha1.LlamaStackDistribution{}) })
 }
 
 // Every name the API accepts works: dots and leading digits give valid child
 // names (the Service's is a DNS-1035 label).
 func TestOddNamesGiveValidChildren(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	for _, name := range []string{"my.llama", "1st-llama"} {
-		require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, name)))
+		require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, name)))
 	}
 	for _, name := range []string{"my.llama", "1st-llama"} {
 		cr := waitCondition(t, ns, name, status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 		svc := naming.ServiceName(name, "-service")
 		assert.NotEqual(t, name+"-service", svc)
-		require.NoError(t, get(ns, svc, &corev1.Service{}))
+		require.NoError(t, env.Get(ns, svc, &corev1.Service{}))
 		assert.Equal(t, "http://"+svc+"."+ns+".svc.cluster.local:8321", cr.Status.ServiceURL)
-		require.NoError(t, get(ns, name, &appsv1.Deployment{}))
+		require.NoError(t, env.Get(ns, name, &appsv1.Deployment{}))
 	}
 }
 
 // A spec whose rendered object the API server refuses is an invalid spec
 // naming the field, sent once: not a failed install retried with backoff.
 func TestRefusedChildIsInvalidSpecAndNotResent(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "refused")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "refused")
 	cr.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{
 		Volumes:      []corev1.Volume{{Name: "Bad_Name", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		VolumeMounts: []corev1.VolumeMount{{Name: "Bad_Name", MountPath: "/data"}},
@@ -298,8 +299,8 @@ func TestRefusedChildIsInvalidSpecAndNotResent(t *testing.T) {
 // operator sends no request about Secrets at all (its ClusterRole has no
 // Secret verb), and records whose CR is gone are swept.
 func TestReleaseRecordsAreConfigMapsOfTheOperator(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "records")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "records")))
 	waitCondition(t, ns, "records", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	recs := releaseRecords(t, ns, "records")
 	require.Len(t, recs, 1)
@@ -319,6 +320,6 @@ func TestReleaseRecordsAreConfigMapsOfTheOperator(t *testing.T) {
 	orphan.Labels["name"] = "llsd-gone.x"
 	orphan.Labels[release.LabelOwnerUID] = "00000000-0000-0000-0000-000000000000"
 	require.NoError(t, k8s.Create(context.Background(), orphan))
-	eventually(t, "the orphaned record swept", func() error { return gone(operatorNamespace, orphan.Name, &corev1.ConfigMap{}) })
+	env.Eventually(t, "the orphaned record swept", func() error { return env.Gone(operatorNamespace, orphan.Name, &corev1.ConfigMap{}) })
 	assert.Len(t, releaseRecords(t, ns, "records"), 1, "a live CR's record stays")
 }

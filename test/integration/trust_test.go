@@ -19,6 +19,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust/trusttest"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // newCA returns a PEM self-signed CA certificate.
@@ -32,7 +33,7 @@ func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 func podTemplate(t *testing.T, ns, name string) (map[string]string, string, *appsv1.Deployment) {
 	t.Helper()
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, name, dep))
+	require.NoError(t, env.Get(ns, name, dep))
 	return dep.Spec.Template.Annotations, dep.ResourceVersion, dep
 }
 
@@ -40,9 +41,9 @@ func podTemplate(t *testing.T, ns, name string) (map[string]string, string, *app
 func waitAnnotation(t *testing.T, ns, name, key, old string) string {
 	t.Helper()
 	var now string
-	eventually(t, "pod annotation "+key+" to change", func() error {
+	env.Eventually(t, "pod annotation "+key+" to change", func() error {
 		dep := &appsv1.Deployment{}
-		if err := get(ns, name, dep); err != nil {
+		if err := env.Get(ns, name, dep); err != nil {
 			return err
 		}
 		now = dep.Spec.Template.Annotations[key]
@@ -58,9 +59,9 @@ func waitAnnotation(t *testing.T, ns, name, key, old string) string {
 func waitTrust(t *testing.T, ns, name, reason string) *metav1.Condition {
 	t.Helper()
 	var c *metav1.Condition
-	eventually(t, "TrustReady "+reason, func() error {
+	env.Eventually(t, "TrustReady "+reason, func() error {
 		cr := &llamav1alpha1.LlamaStackDistribution{}
-		if err := get(ns, name, cr); err != nil {
+		if err := env.Get(ns, name, cr); err != nil {
 			return err
 		}
 		c = condition(cr, status.TypeTrustReady)
@@ -75,17 +76,17 @@ func waitTrust(t *testing.T, ns, name, reason string) *metav1.Condition {
 func bundleOf(t *testing.T, ns, cr string) string {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	require.NoError(t, get(ns, cr+"-ca-bundle", cm))
+	require.NoError(t, env.Get(ns, cr+"-ca-bundle", cm))
 	return cm.Data["ca-bundle.crt"]
 }
 
 func TestExplicitCABundle(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	a, b := newCA(t, "ca-a"), newCA(t, "ca-b")
 	src := configMap(ns, "my-cas", map[string]string{"a.crt": a + b, "b.crt": "# a comment line\r\n" + strings.ReplaceAll(b, "\n", "\r\n")})
 	require.NoError(t, k8s.Create(context.Background(), src))
 
-	cr := newLLSD(ns, "tls")
+	cr := framework.LLSD(ns, "tls")
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{
 		CABundle:    &llamav1alpha1.CABundleConfig{ConfigMapName: "my-cas", ConfigMapKeys: []string{"a.crt", "b.crt"}},
 		PublicRoots: ptr.To(false),
@@ -106,10 +107,10 @@ func TestExplicitCABundle(t *testing.T) {
 	// A label-only edit of the source rolls nothing.
 	_, rvBefore, _ := podTemplate(t, ns, "tls")
 	mark := operatorRequests.mark()
-	require.NoError(t, get(ns, "my-cas", src))
+	require.NoError(t, env.Get(ns, "my-cas", src))
 	src.Labels = map[string]string{"edited": "yes"}
 	require.NoError(t, k8s.Update(context.Background(), src))
-	eventually(t, "a reconcile after the label edit", func() error {
+	env.Eventually(t, "a reconcile after the label edit", func() error {
 		if operatorRequests.releaseLists(naming.ReleaseName("llsd", ns, "tls"), mark) == 0 {
 			return fmt.Errorf("no reconcile yet")
 		}
@@ -120,7 +121,7 @@ func TestExplicitCABundle(t *testing.T) {
 	assert.Equal(t, rvBefore, rvAfter, "a label-only edit must not touch the Deployment")
 
 	// A new certificate rolls the pods once.
-	require.NoError(t, get(ns, "my-cas", src))
+	require.NoError(t, env.Get(ns, "my-cas", src))
 	src.Data["b.crt"] = b + newCA(t, "ca-c")
 	require.NoError(t, k8s.Update(context.Background(), src))
 	newHash := waitAnnotation(t, ns, "tls", llamastack.AnnotationCABundleHash, hash)
@@ -129,7 +130,7 @@ func TestExplicitCABundle(t *testing.T) {
 	// Broken: the last good bundle stays, nothing restarts, the condition names source, key and block.
 	good := bundleOf(t, ns, "tls")
 	_, rvGood, _ := podTemplate(t, ns, "tls")
-	require.NoError(t, get(ns, "my-cas", src))
+	require.NoError(t, env.Get(ns, "my-cas", src))
 	src.Data["b.crt"] = b + "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
 	require.NoError(t, k8s.Update(context.Background(), src))
 	c = waitTrust(t, ns, "tls", "InvalidCertificate")
@@ -137,17 +138,17 @@ func TestExplicitCABundle(t *testing.T) {
 	assert.Contains(t, c.Message, "b.crt")
 	assert.Contains(t, c.Message, "block 2")
 	assert.Contains(t, c.Message, "the last good bundle stays mounted")
-	eventually(t, "a warning event", func() error { return hasReason(t, ns, "tls", "InvalidCertificate") })
+	env.Eventually(t, "a warning event", func() error { return env.HasReason(t, ns, "tls", "InvalidCertificate") })
 	assert.Equal(t, good, bundleOf(t, ns, "tls"))
 	ann, rvBroken, _ := podTemplate(t, ns, "tls")
 	assert.Equal(t, rvGood, rvBroken, "nothing restarts on a broken source")
 	assert.Equal(t, newHash, ann[llamastack.AnnotationCABundleHash])
 	got := &llamav1alpha1.LlamaStackDistribution{}
-	require.NoError(t, get(ns, "tls", got))
+	require.NoError(t, env.Get(ns, "tls", got))
 	assert.Equal(t, metav1.ConditionTrue, condition(got, status.TypeReconciled).Status, "the rest of the spec still applies")
 
 	// Fixed.
-	require.NoError(t, get(ns, "my-cas", src))
+	require.NoError(t, env.Get(ns, "my-cas", src))
 	src.Data["b.crt"] = b
 	require.NoError(t, k8s.Update(context.Background(), src))
 	waitTrust(t, ns, "tls", "BundleMerged")
@@ -155,9 +156,9 @@ func TestExplicitCABundle(t *testing.T) {
 }
 
 func TestCABundleSourceProblems(t *testing.T) {
-	ns := newNamespace(t)
-	other := newNamespace(t)
-	cr := newLLSD(ns, "missing")
+	ns := env.NewNamespace(t, "")
+	other := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "missing")
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "later"}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	c := waitTrust(t, ns, "missing", "ConfigMapNotFound")
@@ -178,7 +179,7 @@ func TestCABundleSourceProblems(t *testing.T) {
 
 	// Another namespace: refused unless the administrator allows it, then read from there.
 	require.NoError(t, k8s.Create(context.Background(), configMap(other, "shared-cas", map[string]string{"ca-bundle.crt": newCA(t, "shared")})))
-	cross := newLLSD(ns, "cross")
+	cross := framework.LLSD(ns, "cross")
 	cross.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "shared-cas", ConfigMapNamespace: other}, PublicRoots: ptr.To(false)}
 	require.NoError(t, k8s.Create(context.Background(), cross))
 	c = waitTrust(t, ns, "cross", "CrossNamespaceRefused")
@@ -191,17 +192,17 @@ func TestCABundleSourceProblems(t *testing.T) {
 }
 
 func TestOpenDataHubBundle(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	odh := configMap(ns, "odh-trusted-ca-bundle", map[string]string{"ca-bundle.crt": newCA(t, "cluster"), "odh-ca-bundle.crt": "\n"})
 	require.NoError(t, k8s.Create(context.Background(), odh))
-	require.NoError(t, k8s.Create(context.Background(), newLLSD(ns, "odh")))
+	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "odh")))
 	c := waitTrust(t, ns, "odh", "BundleMerged")
 	assert.Contains(t, c.Message, "ConfigMap "+ns+"/odh-trusted-ca-bundle, public roots")
 	assert.Greater(t, strings.Count(bundleOf(t, ns, "odh"), "BEGIN CERTIFICATE"), 100, "public roots are in by default")
 	hash := waitAnnotation(t, ns, "odh", llamastack.AnnotationCABundleHash, "")
 
 	// A change to the ODH bundle rolls the pods.
-	require.NoError(t, get(ns, "odh-trusted-ca-bundle", odh))
+	require.NoError(t, env.Get(ns, "odh-trusted-ca-bundle", odh))
 	odh.Data["odh-ca-bundle.crt"] = newCA(t, "custom")
 	require.NoError(t, k8s.Update(context.Background(), odh))
 	waitAnnotation(t, ns, "odh", llamastack.AnnotationCABundleHash, hash)
@@ -209,8 +210,8 @@ func TestOpenDataHubBundle(t *testing.T) {
 	// Gone: the bundle goes too.
 	require.NoError(t, k8s.Delete(context.Background(), odh))
 	waitTrust(t, ns, "odh", "NoCustomTrust")
-	eventually(t, "the bundle ConfigMap to go", func() error { return gone(ns, "odh-ca-bundle", &corev1.ConfigMap{}) })
-	eventually(t, "the mount to go", func() error {
+	env.Eventually(t, "the bundle ConfigMap to go", func() error { return env.Gone(ns, "odh-ca-bundle", &corev1.ConfigMap{}) })
+	env.Eventually(t, "the mount to go", func() error {
 		ann, _, _ := podTemplate(t, ns, "odh")
 		if ann[llamastack.AnnotationCABundleHash] != "" {
 			return fmt.Errorf("still annotated")
@@ -220,35 +221,35 @@ func TestOpenDataHubBundle(t *testing.T) {
 }
 
 func TestUserConfigRestartsByContent(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newLLSD(ns, "uc")
+	ns := env.NewNamespace(t, "")
+	cr := framework.LLSD(ns, "uc")
 	cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run"}
 	require.NoError(t, k8s.Create(context.Background(), cr))
-	failed := waitPhase(t, ns, "uc", llamav1alpha1.PhaseFailed)
+	failed := env.WaitLLSD(t, ns, "uc", llamav1alpha1.PhaseFailed)
 	assert.Equal(t, "UserConfigNotFound", condition(failed, status.TypeReconciled).Reason)
 
 	run := configMap(ns, "run", map[string]string{"config.yaml": "version: 2\n"})
 	require.NoError(t, k8s.Create(context.Background(), run))
 	hash := waitAnnotation(t, ns, "uc", llamastack.AnnotationUserConfigHash, "")
-	waitPhase(t, ns, "uc", llamav1alpha1.PhaseInitializing)
+	env.WaitLLSD(t, ns, "uc", llamav1alpha1.PhaseInitializing)
 
 	_, rv, _ := podTemplate(t, ns, "uc")
-	require.NoError(t, get(ns, "run", run))
+	require.NoError(t, env.Get(ns, "run", run))
 	run.Annotations = map[string]string{"note": "label and annotation edits roll nothing"}
 	require.NoError(t, k8s.Update(context.Background(), run))
 	time.Sleep(4 * reconcilePeriod)
 	_, rvAfter, _ := podTemplate(t, ns, "uc")
 	assert.Equal(t, rv, rvAfter)
 
-	require.NoError(t, get(ns, "run", run))
+	require.NoError(t, env.Get(ns, "run", run))
 	run.Data["config.yaml"] = "version: 2\nimage_name: starter\n"
 	require.NoError(t, k8s.Update(context.Background(), run))
 	waitAnnotation(t, ns, "uc", llamastack.AnnotationUserConfigHash, hash)
 
-	require.NoError(t, get(ns, "run", run))
+	require.NoError(t, env.Get(ns, "run", run))
 	run.Data = map[string]string{"run.yaml": "version: 2\n"}
 	require.NoError(t, k8s.Update(context.Background(), run))
-	failed = waitPhase(t, ns, "uc", llamav1alpha1.PhaseFailed)
+	failed = env.WaitLLSD(t, ns, "uc", llamav1alpha1.PhaseFailed)
 	c := condition(failed, status.TypeReconciled)
 	assert.Equal(t, "UserConfigInvalid", c.Reason)
 	assert.Contains(t, c.Message, "has no key config.yaml (it has: run.yaml)")
@@ -258,9 +259,9 @@ func TestUserConfigRestartsByContent(t *testing.T) {
 // put in it, public roots switched off) mount no empty trust store: an empty
 // SSL_CERT_FILE would fail every TLS connection.
 func TestEmptyBundleIsNotMounted(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"ca-bundle.crt": "", "odh-ca-bundle.crt": "\n"})))
-	cr := newLLSD(ns, "empty")
+	cr := framework.LLSD(ns, "empty")
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{PublicRoots: ptr.To(false)}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	c := waitTrust(t, ns, "empty", "NoCertificates")
@@ -271,16 +272,16 @@ func TestEmptyBundleIsNotMounted(t *testing.T) {
 	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
 		assert.NotEqual(t, "SSL_CERT_FILE", e.Name, "no trust store is mounted")
 	}
-	require.NoError(t, gone(ns, "empty-ca-bundle", &corev1.ConfigMap{}))
+	require.NoError(t, env.Gone(ns, "empty-ca-bundle", &corev1.ConfigMap{}))
 }
 
 // The bundle ConfigMap is the operator's: an edit of its data by anyone else
 // is written back (the operator reads it whole again only when its
 // resourceVersion is not the one it wrote), and the pods do not restart.
 func TestEditedBundleIsWrittenBack(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "my-cas", map[string]string{"ca-bundle.crt": newCA(t, "ca-a")})))
-	cr := newLLSD(ns, "edited")
+	cr := framework.LLSD(ns, "edited")
 	cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "my-cas"}}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	waitTrust(t, ns, "edited", "BundleMerged")
@@ -288,10 +289,10 @@ func TestEditedBundleIsWrittenBack(t *testing.T) {
 	ann, rv, _ := podTemplate(t, ns, "edited")
 
 	cm := &corev1.ConfigMap{}
-	require.NoError(t, get(ns, "edited-ca-bundle", cm))
+	require.NoError(t, env.Get(ns, "edited-ca-bundle", cm))
 	cm.Data["ca-bundle.crt"] = newCA(t, "intruder")
 	require.NoError(t, k8s.Update(context.Background(), cm))
-	eventually(t, "the bundle written back", func() error {
+	env.Eventually(t, "the bundle written back", func() error {
 		if got := bundleOf(t, ns, "edited"); got != good {
 			return fmt.Errorf("the bundle holds %d bytes, not the %d merged", len(got), len(good))
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"time"
 )
@@ -46,17 +47,6 @@ spec:
     schedule: "5s"
 `
 
-func newTAS(ns, name string) *trustyv1.TrustyAIService {
-	return &trustyv1.TrustyAIService{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: trustyv1.TrustyAIServiceSpec{
-			Storage: trustyv1.StorageSpec{Format: "PVC", Folder: "/inputs", Size: "1Gi"},
-			Data:    trustyv1.DataSpec{Filename: "data.csv", Format: "CSV"},
-			Metrics: trustyv1.MetricsSpec{Schedule: "5s"},
-		},
-	}
-}
-
 func tasCondition(cr *trustyv1.TrustyAIService, typ string) *metav1.Condition {
 	for i := range cr.Status.Conditions {
 		if cr.Status.Conditions[i].Type == typ {
@@ -70,8 +60,8 @@ func tasCondition(cr *trustyv1.TrustyAIService, typ string) *metav1.Condition {
 func waitTAS(t *testing.T, ns, name, typ string, st metav1.ConditionStatus, reason string) *trustyv1.TrustyAIService {
 	t.Helper()
 	cr := &trustyv1.TrustyAIService{}
-	eventually(t, fmt.Sprintf("%s %s=%s %s", name, typ, st, reason), func() error {
-		if err := get(ns, name, cr); err != nil {
+	env.Eventually(t, fmt.Sprintf("%s %s=%s %s", name, typ, st, reason), func() error {
+		if err := env.Get(ns, name, cr); err != nil {
 			return err
 		}
 		c := tasCondition(cr, typ)
@@ -87,7 +77,7 @@ func waitTAS(t *testing.T, ns, name, typ string, st metav1.ConditionStatus, reas
 // holds is lost when the object is read through the other (conversion None
 // with schemas of the same fields).
 func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	u := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal([]byte(upstreamV1alpha1), &u.Object))
 	u.SetNamespace(ns)
@@ -101,11 +91,11 @@ func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
 	alpha := &unstructured.Unstructured{}
 	alpha.SetAPIVersion("trustyai.opendatahub.io/v1alpha1")
 	alpha.SetKind("TrustyAIService")
-	require.NoError(t, get(ns, cr.Name, alpha))
+	require.NoError(t, env.Get(ns, cr.Name, alpha))
 	v1 := &unstructured.Unstructured{}
 	v1.SetAPIVersion("trustyai.opendatahub.io/v1")
 	v1.SetKind("TrustyAIService")
-	require.NoError(t, get(ns, cr.Name, v1))
+	require.NoError(t, env.Get(ns, cr.Name, v1))
 	for _, path := range [][]string{{"spec"}, {"status"}} {
 		a, _, _ := unstructured.NestedFieldCopy(alpha.Object, path...)
 		b, _, _ := unstructured.NestedFieldCopy(v1.Object, path...)
@@ -116,7 +106,7 @@ func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
 	assert.Contains(t, conds[0], "observedGeneration", "v1alpha1 keeps what v1 writes")
 
 	// A v1 object written with every field reads back whole through v1alpha1.
-	full := newTAS(ns, "full")
+	full := framework.TAS(ns, "full")
 	full.Spec.Replicas = ptr.To[int32](2)
 	full.Spec.Metrics.BatchSize = ptr.To(100)
 	full.Spec.Storage.DatabaseConfigurations = "db"
@@ -124,7 +114,7 @@ func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
 	alpha = &unstructured.Unstructured{}
 	alpha.SetAPIVersion("trustyai.opendatahub.io/v1alpha1")
 	alpha.SetKind("TrustyAIService")
-	require.NoError(t, get(ns, "full", alpha))
+	require.NoError(t, env.Get(ns, "full", alpha))
 	spec, _, _ := unstructured.NestedMap(alpha.Object, "spec")
 	assert.Equal(t, map[string]any{
 		"replicas": int64(2),
@@ -138,13 +128,13 @@ func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
 // never updates its Deployment); delete removes everything but the PVC, the
 // proxy's ClusterRoleBinding included.
 func TestTrustyAIServiceLifecycle(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "trustyai-service")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "trustyai-service")))
 	cr := waitTAS(t, ns, "trustyai-service", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	assert.Contains(t, cr.Finalizers, release.Finalizer)
 
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "trustyai-service", dep))
+	require.NoError(t, env.Get(ns, "trustyai-service", dep))
 	assert.Equal(t, int32(1), *dep.Spec.Replicas)
 	names := []string{}
 	for _, c := range dep.Spec.Template.Spec.Containers {
@@ -158,12 +148,12 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 		"trustyai-service-proxy":                  &corev1.ServiceAccount{},
 		"trustyai-service-kube-rbac-proxy-config": &corev1.ConfigMap{},
 	} {
-		assert.NoError(t, get(ns, name, obj), "%T %s", obj, name)
+		assert.NoError(t, env.Get(ns, name, obj), "%T %s", obj, name)
 	}
-	assert.True(t, apierrors.IsNotFound(get(ns, "trustyai-service", &networkingv1.Ingress{})), "no Route API and no trustyai-ingress-domain: no Ingress")
+	assert.True(t, apierrors.IsNotFound(env.Get(ns, "trustyai-service", &networkingv1.Ingress{})), "no Route API and no trustyai-ingress-domain: no Ingress")
 	assert.Nil(t, tasCondition(cr, "RouteAvailable"), "nothing exposes the service: no RouteAvailable")
 	binding := &rbacv1.ClusterRoleBinding{}
-	require.NoError(t, get("", "trustyai-proxy."+ns+".trustyai-service", binding))
+	require.NoError(t, env.Get("", "trustyai-proxy."+ns+".trustyai-service", binding))
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "trustyai-service-proxy"}}, binding.Subjects)
 	assert.Equal(t, "ai-stack-operator-trustyai-proxy", binding.RoleRef.Name)
 	c := tasCondition(cr, "TLSAvailable")
@@ -178,8 +168,8 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 		cr.Spec.Replicas = ptr.To[int32](2)
 		cr.Spec.Metrics.Schedule = "PT10S"
 	})
-	eventually(t, "the edit rolled out", func() error {
-		if err := get(ns, "trustyai-service", dep); err != nil {
+	env.Eventually(t, "the edit rolled out", func() error {
+		if err := env.Get(ns, "trustyai-service", dep); err != nil {
 			return err
 		}
 		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
@@ -191,10 +181,10 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 	})
 	cr = waitTAS(t, ns, "trustyai-service", "ReplicasHonored", metav1.ConditionFalse, "ReplicasIgnored")
 	assert.Contains(t, tasCondition(cr, "ReplicasHonored").Message, "spec.replicas is 2, but PVC mode runs 1 pod")
-	eventually(t, "a ReplicasIgnored event", func() error { return hasReason(t, ns, "trustyai-service", "ReplicasIgnored") })
+	env.Eventually(t, "a ReplicasIgnored event", func() error { return env.HasReason(t, ns, "trustyai-service", "ReplicasIgnored") })
 	patchTAS(t, ns, "trustyai-service", func(cr *trustyv1.TrustyAIService) { cr.Spec.Replicas = nil })
-	eventually(t, "ReplicasHonored gone", func() error {
-		if err := get(ns, "trustyai-service", cr); err != nil {
+	env.Eventually(t, "ReplicasHonored gone", func() error {
+		if err := env.Get(ns, "trustyai-service", cr); err != nil {
 			return err
 		}
 		if c := tasCondition(cr, "ReplicasHonored"); c != nil {
@@ -204,17 +194,17 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 	})
 
 	require.NoError(t, k8s.Delete(context.Background(), cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "trustyai-service", &trustyv1.TrustyAIService{}) })
-	assert.NoError(t, gone(ns, "trustyai-service", &appsv1.Deployment{}))
-	assert.NoError(t, gone(ns, "trustyai-service-tls", &corev1.Service{}))
-	assert.NoError(t, gone("", binding.Name, &rbacv1.ClusterRoleBinding{}), "the cluster-scoped binding goes with the CR")
-	assert.NoError(t, get(ns, "trustyai-service-pvc", &corev1.PersistentVolumeClaim{}), "the data outlives the service")
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "trustyai-service", &trustyv1.TrustyAIService{}) })
+	assert.NoError(t, env.Gone(ns, "trustyai-service", &appsv1.Deployment{}))
+	assert.NoError(t, env.Gone(ns, "trustyai-service-tls", &corev1.Service{}))
+	assert.NoError(t, env.Gone("", binding.Name, &rbacv1.ClusterRoleBinding{}), "the cluster-scoped binding goes with the CR")
+	assert.NoError(t, env.Get(ns, "trustyai-service-pvc", &corev1.PersistentVolumeClaim{}), "the data outlives the service")
 	assert.Empty(t, releaseRecordsOf(t, "tas", ns, "trustyai-service"))
 }
 
 // The API refuses what upstream panics on or fails late, naming the field.
 func TestTrustyAIServiceValidation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	for _, tc := range []struct {
 		name, want string
 		mut        func(*trustyv1.TrustyAIService)
@@ -242,7 +232,7 @@ func TestTrustyAIServiceValidation(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cr := newTAS(ns, "v")
+			cr := framework.TAS(ns, "v")
 			tc.mut(cr)
 			err := k8s.Create(context.Background(), cr)
 			require.True(t, apierrors.IsInvalid(err), "want a refusal, got %v", err)
@@ -250,12 +240,12 @@ func TestTrustyAIServiceValidation(t *testing.T) {
 		})
 	}
 	// DATABASE mode needs neither folder nor size.
-	db := newTAS(ns, "db")
+	db := framework.TAS(ns, "db")
 	db.Spec.Storage = trustyv1.StorageSpec{Format: "DATABASE"}
 	require.NoError(t, k8s.Create(context.Background(), db))
 	// Both forms the service parses.
 	for i, schedule := range []string{"PT30S", "P1DT2H30M45S", "PT1.5S", "30s", "1d"} {
-		cr := newTAS(ns, fmt.Sprintf("schedule-%d", i))
+		cr := framework.TAS(ns, fmt.Sprintf("schedule-%d", i))
 		cr.Spec.Metrics.Schedule = schedule
 		require.NoError(t, k8s.Create(context.Background(), cr), schedule)
 	}
@@ -264,7 +254,7 @@ func TestTrustyAIServiceValidation(t *testing.T) {
 // A ClusterRoleBinding of the proxy's name that the operator did not create
 // is a NameConflict: left alone, nothing applied.
 func TestTrustyAIServiceProxyBindingConflict(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	foreign := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "trustyai-proxy." + ns + ".tas"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
@@ -272,43 +262,43 @@ func TestTrustyAIServiceProxyBindingConflict(t *testing.T) {
 	}
 	require.NoError(t, k8s.Create(context.Background(), foreign))
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), foreign) })
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "tas")))
 	cr := waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionFalse, "NameConflict")
 	assert.Contains(t, tasCondition(cr, "ProvisioningSucceeded").Message, "ClusterRoleBinding "+foreign.Name+" exists and was not created by the operator")
 	got := &rbacv1.ClusterRoleBinding{}
-	require.NoError(t, get("", foreign.Name, got))
+	require.NoError(t, env.Get("", foreign.Name, got))
 	assert.Equal(t, foreign.Subjects, got.Subjects, "not overwritten")
-	assert.Error(t, get(ns, "tas", &appsv1.Deployment{}), "nothing applied")
+	assert.Error(t, env.Get(ns, "tas", &appsv1.Deployment{}), "nothing applied")
 
 	require.NoError(t, k8s.Delete(context.Background(), cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
-	require.NoError(t, get("", foreign.Name, got), "not deleted either")
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	require.NoError(t, env.Get("", foreign.Name, got), "not deleted either")
 }
 
 // Objects the upstream operator created (no Helm ownership) give a
 // NameConflict instead of a failed install loop, and upstream's finalizer on
 // an existing CR is left alone.
 func TestTrustyAIServiceCoexistsWithUpstream(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	upstream := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old-tls", Labels: map[string]string{"app.kubernetes.io/part-of": "trustyai"}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
 	}
 	require.NoError(t, k8s.Create(context.Background(), upstream))
-	cr := newTAS(ns, "old")
+	cr := framework.TAS(ns, "old")
 	cr.Finalizers = []string{"trustyai.opendatahub.io/finalizer"}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	got := waitTAS(t, ns, "old", "ProvisioningSucceeded", metav1.ConditionFalse, "NameConflict")
 	assert.Contains(t, tasCondition(got, "ProvisioningSucceeded").Message, "Service "+ns+"/old-tls exists and was not created by the operator")
 	assert.ElementsMatch(t, []string{"trustyai.opendatahub.io/finalizer", release.Finalizer}, got.Finalizers)
 	svc := &corev1.Service{}
-	require.NoError(t, get(ns, "old-tls", svc))
+	require.NoError(t, env.Get(ns, "old-tls", svc))
 	assert.Empty(t, svc.Annotations["meta.helm.sh/release-name"], "the upstream Service is not adopted")
 
 	// Deleting: the operator's finalizer goes, upstream's stays for upstream.
 	require.NoError(t, k8s.Delete(context.Background(), got))
-	eventually(t, "only upstream's finalizer left", func() error {
-		if err := get(ns, "old", got); err != nil {
+	env.Eventually(t, "only upstream's finalizer left", func() error {
+		if err := env.Get(ns, "old", got); err != nil {
 			return err
 		}
 		if len(got.Finalizers) != 1 || got.Finalizers[0] != "trustyai.opendatahub.io/finalizer" {
@@ -323,15 +313,15 @@ func TestTrustyAIServiceCoexistsWithUpstream(t *testing.T) {
 // connection requires verified TLS; its removal is followed too. The
 // operator looks at its metadata only.
 func TestTrustyAIServiceDatabaseCA(t *testing.T) {
-	ns := newNamespace(t)
-	cr := newTAS(ns, "db")
+	ns := env.NewNamespace(t, "")
+	cr := framework.TAS(ns, "db")
 	cr.Spec.Storage = trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db-credentials"}
 	cr.Spec.Data = trustyv1.DataSpec{}
 	require.NoError(t, k8s.Create(context.Background(), cr))
 	waitTAS(t, ns, "db", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	jdbc := func() string {
 		dep := &appsv1.Deployment{}
-		if err := get(ns, "db", dep); err != nil {
+		if err := env.Get(ns, "db", dep); err != nil {
 			return err.Error()
 		}
 		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
@@ -342,13 +332,13 @@ func TestTrustyAIServiceDatabaseCA(t *testing.T) {
 		return ""
 	}
 	assert.NotContains(t, jdbc(), "requireSSL")
-	assert.NoError(t, gone(ns, "db-pvc", &corev1.PersistentVolumeClaim{}), "no claim in DATABASE mode")
+	assert.NoError(t, env.Gone(ns, "db-pvc", &corev1.PersistentVolumeClaim{}), "no claim in DATABASE mode")
 
 	ca := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-db-ca"}, StringData: map[string]string{"ca.crt": newCA(t, "db")}}
 	require.NoError(t, k8s.Create(context.Background(), ca))
 	// No Secret watch: the next reconcile (any event, or the period) sees it.
 	patchTAS(t, ns, "db", func(cr *trustyv1.TrustyAIService) { cr.Labels = map[string]string{"nudge": "1"} })
-	eventually(t, "TLS to the database", func() error {
+	env.Eventually(t, "TLS to the database", func() error {
 		if !strings.Contains(jdbc(), "requireSSL=true&sslMode=verify-ca&serverSslCert=/etc/tls/db/ca.crt") {
 			return fmt.Errorf("JDBC URL %q", jdbc())
 		}
@@ -356,7 +346,7 @@ func TestTrustyAIServiceDatabaseCA(t *testing.T) {
 	})
 	require.NoError(t, k8s.Delete(context.Background(), ca))
 	patchTAS(t, ns, "db", func(cr *trustyv1.TrustyAIService) { cr.Labels = map[string]string{"nudge": "2"} })
-	eventually(t, "no TLS without the CA", func() error {
+	env.Eventually(t, "no TLS without the CA", func() error {
 		if strings.Contains(jdbc(), "requireSSL") {
 			return fmt.Errorf("JDBC URL %q", jdbc())
 		}
@@ -373,8 +363,8 @@ func patchTAS(t *testing.T, ns, name string, change func(*trustyv1.TrustyAIServi
 // whose spec.replicas PVC mode does not run (ReplicasHonored is False).
 func TestTrustyAIServiceUnchangedWritesNothing(t *testing.T) {
 	for _, replicas := range []*int32{nil, ptr.To[int32](3)} {
-		ns := newNamespace(t)
-		cr := newTAS(ns, "quiet")
+		ns := env.NewNamespace(t, "")
+		cr := framework.TAS(ns, "quiet")
 		cr.Spec.Replicas = replicas
 		require.NoError(t, k8s.Create(context.Background(), cr))
 		waitTAS(t, ns, "quiet", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
@@ -383,13 +373,13 @@ func TestTrustyAIServiceUnchangedWritesNothing(t *testing.T) {
 		}
 		time.Sleep(3 * reconcilePeriod)
 		before := &trustyv1.TrustyAIService{}
-		require.NoError(t, get(ns, "quiet", before))
+		require.NoError(t, env.Get(ns, "quiet", before))
 		mark := operatorRequests.mark()
 		time.Sleep(10 * reconcilePeriod)
 		assert.GreaterOrEqual(t, operatorRequests.releaseLists(naming.ReleaseName("tas", ns, "quiet"), mark), 5, "the CR must have been reconciled several times")
 		assert.Empty(t, operatorRequests.writesAbout(ns, mark), "reconciling an unchanged CR must send no write at all (replicas %v)", replicas)
 		after := &trustyv1.TrustyAIService{}
-		require.NoError(t, get(ns, "quiet", after))
+		require.NoError(t, env.Get(ns, "quiet", after))
 		assert.Equal(t, before.ResourceVersion, after.ResourceVersion)
 	}
 }
@@ -405,21 +395,21 @@ func TestTrustyAIServiceCertManager(t *testing.T) {
 		removeAPI(t, "issuers.cert-manager.io")
 	})
 	time.Sleep(time.Second) // the suite's capability TTL is 500 ms
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "cm")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "cm")))
 	waitTAS(t, ns, "cm", "TLSAvailable", metav1.ConditionTrue, "CertManager")
 	for _, name := range []string{"cm-tls", "cm-internal"} {
 		cert := &unstructured.Unstructured{}
 		cert.SetAPIVersion("cert-manager.io/v1")
 		cert.SetKind("Certificate")
-		require.NoError(t, get(ns, name, cert), name)
+		require.NoError(t, env.Get(ns, name, cert), name)
 		secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
 		assert.Equal(t, name, secret)
 		issuer, _, _ := unstructured.NestedString(cert.Object, "spec", "issuerRef", "name")
 		assert.Equal(t, "cm-selfsigned", issuer)
 	}
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "cm", dep))
+	require.NoError(t, env.Get(ns, "cm", dep))
 	assert.Contains(t, dep.Spec.Template.Spec.Containers[1].Args, "--tls-cert-file=/etc/tls/private/tls.crt")
 }
 
@@ -437,7 +427,7 @@ func inferenceService(ns, name, mode string) *unstructured.Unstructured {
 func logger(t *testing.T, ns, name string) map[string]any {
 	t.Helper()
 	u := inferenceService(ns, name, "")
-	require.NoError(t, get(ns, name, u))
+	require.NoError(t, env.Get(ns, name, u))
 	l, _, _ := unstructured.NestedMap(u.Object, "spec", "predictor", "logger")
 	return l
 }
@@ -448,8 +438,8 @@ func logger(t *testing.T, ns, name string) map[string]any {
 // kServeServerless. A logger another manager set is not forced. Deleting the
 // service gives back exactly what was applied.
 func TestTrustyAIServiceKServeWiring(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "tas")))
 	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "InferenceServiceAPINotFound")
 
 	installAPIVersion(t, "serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", apiextensionsv1.NamespaceScoped)
@@ -461,7 +451,7 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 	require.NoError(t, k8s.Create(context.Background(), taken))
 
 	url := "http://tas." + ns + ".svc.cluster.local"
-	eventually(t, "the RawDeployment InferenceService logs to the service", func() error {
+	env.Eventually(t, "the RawDeployment InferenceService logs to the service", func() error {
 		if l := logger(t, ns, "raw"); l["url"] != url || l["mode"] != "all" {
 			return fmt.Errorf("logger %v", l)
 		}
@@ -476,16 +466,16 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 	require.NoError(t, k8s.Delete(context.Background(), taken))
 	waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionTrue, "InferenceServicesFound")
 	raw := inferenceService(ns, "raw", "")
-	require.NoError(t, get(ns, "raw", raw))
+	require.NoError(t, env.Get(ns, "raw", raw))
 	rv := raw.GetResourceVersion()
 	time.Sleep(5 * reconcilePeriod)
-	require.NoError(t, get(ns, "raw", raw))
+	require.NoError(t, env.Get(ns, "raw", raw))
 	assert.Equal(t, rv, raw.GetResourceVersion(), "a configured InferenceService is not written again")
 
 	require.NoError(t, k8s.Delete(context.Background(), cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 	assert.Nil(t, logger(t, ns, "raw"), "the logger the wiring applied is given back")
-	require.NoError(t, get(ns, "raw", raw))
+	require.NoError(t, env.Get(ns, "raw", raw))
 	min, _, _ := unstructured.NestedInt64(raw.Object, "spec", "predictor", "minReplicas")
 	assert.Equal(t, int64(1), min, "the user's fields stay")
 	for _, m := range raw.GetManagedFields() {
@@ -496,13 +486,13 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 // Open Data Hub's bundle reaches the service's pods as a merged bundle; a CA
 // change there rolls them by the bundle's content hash.
 func TestTrustyAIServiceTrust(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"odh-ca-bundle.crt": newCA(t, "odh-1")})))
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "trusting")))
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "trusting")))
 	waitTAS(t, ns, "trusting", "TrustReady", metav1.ConditionTrue, "BundleMerged")
 	hash := waitAnnotation(t, ns, "trusting", "configmap.hash/ca-bundle", "")
 	dep := &appsv1.Deployment{}
-	require.NoError(t, get(ns, "trusting", dep))
+	require.NoError(t, env.Get(ns, "trusting", dep))
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		mounted := false
 		for _, m := range c.VolumeMounts {
@@ -511,7 +501,7 @@ func TestTrustyAIServiceTrust(t *testing.T) {
 		assert.True(t, mounted, "container %s mounts the bundle", c.Name)
 	}
 	odh := &corev1.ConfigMap{}
-	require.NoError(t, get(ns, "odh-trusted-ca-bundle", odh))
+	require.NoError(t, env.Get(ns, "odh-trusted-ca-bundle", odh))
 	odh.Data["odh-ca-bundle.crt"] = newCA(t, "odh-2")
 	require.NoError(t, k8s.Update(context.Background(), odh))
 	waitAnnotation(t, ns, "trusting", "configmap.hash/ca-bundle", hash)
@@ -521,11 +511,11 @@ func TestTrustyAIServiceTrust(t *testing.T) {
 // not only at start (upstream #23): the Deployment rolls to them. A broken
 // setting of this kind is reported on the CR; nothing running changes.
 func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
-	ns := newNamespace(t)
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "images")))
+	ns := env.NewNamespace(t, "")
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "images")))
 	images := func() []string {
 		dep := &appsv1.Deployment{}
-		if err := get(ns, "images", dep); err != nil {
+		if err := env.Get(ns, "images", dep); err != nil {
 			return []string{err.Error()}
 		}
 		var out []string
@@ -536,7 +526,7 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 	}
 	waitImages := func(want ...string) {
 		t.Helper()
-		eventually(t, fmt.Sprintf("images %v", want), func() error {
+		env.Eventually(t, fmt.Sprintf("images %v", want), func() error {
 			if got := images(); fmt.Sprint(got) != fmt.Sprint(want) {
 				return fmt.Errorf("images %v", got)
 			}
@@ -569,12 +559,12 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 // reconciles the services. Our key wins over RELATED_IMAGE_, which wins over
 // upstream's key (upstream's own order).
 func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
-	require.NoError(t, k8s.Create(ctx, newTAS(ns, "images")))
+	require.NoError(t, k8s.Create(ctx, framework.TAS(ns, "images")))
 	images := func() string {
 		dep := &appsv1.Deployment{}
-		if err := get(ns, "images", dep); err != nil {
+		if err := env.Get(ns, "images", dep); err != nil {
 			return err.Error()
 		}
 		var out []string
@@ -586,7 +576,7 @@ func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
 	waitImages := func(service, proxy string) {
 		t.Helper()
 		want := "trustyai-service=" + service + " kube-rbac-proxy=" + proxy
-		eventually(t, want, func() error {
+		env.Eventually(t, want, func() error {
 			if got := images(); got != want {
 				return fmt.Errorf("images %s", got)
 			}
@@ -624,21 +614,21 @@ func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
 	require.NoError(t, k8s.Delete(ctx, upstream))
 	waitImages("env.example.com/trustyai:1", trustyai.DefaultProxyImage)
 	cm := &corev1.ConfigMap{}
-	assert.True(t, apierrors.IsNotFound(get(operatorNamespace, "trustyai-service-operator-config", cm)), "the operator never writes upstream's ConfigMap")
+	assert.True(t, apierrors.IsNotFound(env.Get(operatorNamespace, "trustyai-service-operator-config", cm)), "the operator never writes upstream's ConfigMap")
 }
 
 // Upstream's db-migration annotation is read as upstream reads it (its
 // change reconciles the CR, which renders the Deployment from the spec) and,
 // unlike upstream, never removed: the operator writes no user's metadata.
 func TestTrustyAIServiceKeepsTheDBMigrationAnnotation(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
-	cr := newTAS(ns, "migrating")
+	cr := framework.TAS(ns, "migrating")
 	cr.Annotations = map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}
 	require.NoError(t, k8s.Create(ctx, cr))
 	waitTAS(t, ns, "migrating", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	time.Sleep(3 * reconcilePeriod)
-	require.NoError(t, get(ns, "migrating", cr))
+	require.NoError(t, env.Get(ns, "migrating", cr))
 	assert.Equal(t, map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}, cr.Annotations)
 	for _, m := range cr.ManagedFields {
 		if m.Manager != "integration.test" && m.FieldsV1 != nil {
@@ -651,7 +641,7 @@ func TestTrustyAIServiceKeepsTheDBMigrationAnnotation(t *testing.T) {
 // CRD (and with it every InferenceService) is gone, and deleting the service
 // still finishes (upstream #218, #62: CRs stuck on the finalizer).
 func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	installAPIVersion(t, "serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", apiextensionsv1.NamespaceScoped)
 	removed := false
 	t.Cleanup(func() {
@@ -660,8 +650,8 @@ func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
 		}
 	})
 	require.NoError(t, k8s.Create(context.Background(), inferenceService(ns, "raw", "RawDeployment")))
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "tas")))
-	eventually(t, "the InferenceService wired", func() error {
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "tas")))
+	env.Eventually(t, "the InferenceService wired", func() error {
 		if l := logger(t, ns, "raw"); l["mode"] != "all" {
 			return fmt.Errorf("logger %v", l)
 		}
@@ -670,9 +660,9 @@ func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
 	removeAPI(t, "inferenceservices.serving.kserve.io")
 	removed = true
 	cr := &trustyv1.TrustyAIService{}
-	require.NoError(t, get(ns, "tas", cr))
+	require.NoError(t, env.Get(ns, "tas", cr))
 	require.NoError(t, k8s.Delete(context.Background(), cr))
-	eventually(t, "the CR deleted", func() error { return gone(ns, "tas", &trustyv1.TrustyAIService{}) })
+	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 }
 
 // A new TrustyAIService costs few writes too: its rendered objects and its
@@ -681,10 +671,10 @@ func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
 // version is part of the install. A change of the bundle is an event of its
 // own (the pods restart). The writes are printed for the record.
 func TestNewTrustyAIServiceWrites(t *testing.T) {
-	ns := newNamespace(t)
+	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"odh-ca-bundle.crt": newCA(t, "odh-1")})))
 	mark := operatorRequests.mark()
-	require.NoError(t, k8s.Create(context.Background(), newTAS(ns, "count")))
+	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "count")))
 	waitTAS(t, ns, "count", "TrustReady", metav1.ConditionTrue, "BundleMerged")
 	waitTAS(t, ns, "count", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	time.Sleep(5 * reconcilePeriod)
@@ -693,13 +683,13 @@ func TestNewTrustyAIServiceWrites(t *testing.T) {
 	t.Logf("%d writes for a new TrustyAIService (%d objects created, %d events):\n%s", len(writes), creates, events, strings.Join(writes, "\n"))
 	assert.Equal(t, 1, events, "one event: PVCCreated")
 	assert.LessOrEqual(t, len(writes), creates+4, "writes <= objects + 4 (issue 13's target)")
-	require.NoError(t, hasReason(t, ns, "count", "PVCCreated"))
-	assert.NotContains(t, eventReasons(t, ns, "count"), "Installed")
-	assert.NotContains(t, eventReasons(t, ns, "count"), "CABundleUpdated")
+	require.NoError(t, env.HasReason(t, ns, "count", "PVCCreated"))
+	assert.NotContains(t, env.EventReasons(t, ns, "count"), "Installed")
+	assert.NotContains(t, env.EventReasons(t, ns, "count"), "CABundleUpdated")
 
 	odh := &corev1.ConfigMap{}
-	require.NoError(t, get(ns, "odh-trusted-ca-bundle", odh))
+	require.NoError(t, env.Get(ns, "odh-trusted-ca-bundle", odh))
 	odh.Data["odh-ca-bundle.crt"] = newCA(t, "odh-2")
 	require.NoError(t, k8s.Update(context.Background(), odh))
-	eventually(t, "a CABundleUpdated event", func() error { return hasReason(t, ns, "count", "CABundleUpdated") })
+	env.Eventually(t, "a CABundleUpdated event", func() error { return env.HasReason(t, ns, "count", "CABundleUpdated") })
 }
