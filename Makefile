@@ -32,8 +32,8 @@ demo: tools build manifests ## The local cluster, the CRDs, the operator and the
 	hack/demo.sh
 
 .PHONY: test
-test: tools manifests generate vet ## Run every test: unit, golden render, fuzz (FUZZTIME each), envtest integration, tests on the local cluster, fault tests (shortened), kuttl e2e.
-	$(MAKE) test-unit test-fuzz test-integration test-e2e
+test: tools manifests generate vet build ## Run every test: unit, golden render, fuzz (FUZZTIME each), envtest integration and fault tests (shortened), then one local cluster for the Go cluster tests and the kuttl e2e suites.
+	$(MAKE) test-unit test-fuzz test-integration test-cluster
 
 ##@ Development
 
@@ -88,15 +88,19 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter and the settings parsers f
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-integration
-test-integration: tools ## Envtest integration (the real manager against a real kube-apiserver and etcd), the tests on the local cluster (GC, rollouts, RBAC, metrics, one leader) and the fault tests shortened (kills, outages, leader change, soak).
-	KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/cluster/... ./test/faults/...
+test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test and the fault tests shortened (kills, outages, leader change, soak): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/...
+
+.PHONY: test-cluster
+test-cluster: tools build ## One local cluster (controllers, scheduler, simulated nodes) for the Go tests on it (GC, rollouts, RBAC, metrics, one leader, the OLM rehearsal), then the kuttl suites on the same cluster.
+	OPERATOR_BINARY=$(BIN)/manager CLUSTER_GO_TESTS=1 GOTESTFLAGS="$(GOTESTFLAGS)" hack/e2e.sh $(E2EFLAGS)
 
 .PHONY: test-faults
-test-faults: tools ## The fault tests in full (about 50 minutes): more CRs and kill rounds, 30 s outages, a graceful API server restart, the shipped lease timing and pending-release grace, a 30-minute soak of 300 CRs. FAULTS_SEED=n replays a run.
-	FAULTS=full KUBEBUILDER_ASSETS=$(ASSETS) go test -timeout 3h -count=1 -v ./test/faults/...
+test-faults: tools build ## The fault tests in full (about 50 minutes): more CRs and kill rounds, 30 s outages, a graceful API server restart, the shipped lease timing and pending-release grace, a 30-minute soak of 300 CRs. FAULTS_SEED=n replays a run.
+	OPERATOR_BINARY=$(BIN)/manager FAULTS=full KUBEBUILDER_ASSETS=$(ASSETS) go test -timeout 3h -count=1 -v ./test/faults/...
 
 .PHONY: test-e2e
-test-e2e: tools build ## kuttl suites under test/e2e on the local cluster (controllers, scheduler, simulated nodes; manager in the background). E2EFLAGS="--test storage" runs one.
+test-e2e: tools build ## kuttl suites alone under test/e2e on the local cluster (controllers, scheduler, simulated nodes; manager in the background). E2EFLAGS="--test storage" runs one.
 	hack/e2e.sh $(E2EFLAGS)
 
 .PHONY: bench

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make test-e2e: the local cluster of internal/localcluster (controllers, scheduler,
-# simulated nodes), then the kuttl suites of test/e2e against it (kuttl starts
-# the operator in the background); the cluster is stopped however kuttl ends.
+# make test-e2e / make test-cluster: the local cluster of internal/localcluster
+# (controllers, scheduler, simulated nodes), booted once; with
+# CLUSTER_GO_TESTS=1 the Go tests of test/cluster run on it first (their
+# operators in-process), then the kuttl suites of test/e2e (kuttl starts the
+# operator's binary in the background). The cluster is stopped however they end.
 #   hack/e2e.sh [kuttl flags, e.g. --test storage]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,5 +16,23 @@ rm -rf "$dir" && mkdir -p "$dir"
 . hack/localcluster.sh
 stop() { kill -TERM "${LOCAL_CLUSTER_PID:-}" 2>/dev/null || true; wait "${LOCAL_CLUSTER_PID:-}" 2>/dev/null || true; }
 trap stop EXIT
+start=$SECONDS
 start_local_cluster "$dir"
+echo "e2e: local cluster up in $((SECONDS - start)) s"
+if [ "${CLUSTER_GO_TESTS:-}" = 1 ]; then
+  start=$SECONDS
+  LOCAL_CLUSTER_KUBECONFIG=$KUBECONFIG go test ${GOTESTFLAGS:-} -count=1 -timeout 20m ./test/cluster/...
+  # What the Go tests left (CRs whose operator is gone hold their
+  # finalizers) would be reconciled by kuttl's operator: let it go.
+  for kind in llamastackdistributions trustyaiservices; do
+    kubectl get "$kind" -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' |
+      while read -r ns name; do
+        kubectl -n "$ns" patch "$kind" "$name" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null || true
+        kubectl -n "$ns" delete "$kind" "$name" --wait=false >/dev/null 2>&1 || true
+      done
+  done
+  echo "e2e: Go tests on the local cluster took $((SECONDS - start)) s"
+fi
+start=$SECONDS
 bin/kubectl-kuttl test --config test/e2e/kuttl-test.yaml "$@"
+echo "e2e: kuttl took $((SECONDS - start)) s"

@@ -49,7 +49,7 @@ func TestKilledMidFlight(t *testing.T) {
 	}
 
 	op.Stop()
-	freshWritesNothing(t, "killed-fresh", ns, scale(20*time.Second, 40*time.Second))
+	freshWritesNothing(t, "killed-fresh", ns, scale(10*time.Second, 40*time.Second))
 	if err := checker.Converged(t.Context(), ns); err != nil {
 		t.Error(err)
 	}
