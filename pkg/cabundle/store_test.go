@@ -8,25 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
-
-// newFakeClient is a client of an in-memory store of the built-in kinds (for
-// the pure units here; the operator's reads and writes are tested against a
-// real API server).
-func newFakeClient(t *testing.T) client.Client {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	return fake.NewClientBuilder().WithScheme(scheme).Build()
-}
 
 // fullReads counts the reads of whole ConfigMaps (not their metadata).
 type fullReads struct {
@@ -46,7 +34,7 @@ func (r *fullReads) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 // and written back. Without the memory every read is whole.
 func TestStoredBundleReadsDataOnlyWhenChanged(t *testing.T) {
 	ctx := context.Background()
-	c := newFakeClient(t)
+	c := fake.NewClientBuilder().Build()
 	reads := &fullReads{Reader: c}
 	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
 	b := Store{Client: c, Reader: reads, Recorder: record.NewFakeRecorder(10), Owner: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, Cache: &Cache{}, ManagedLabel: "managed"}

@@ -9,9 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -19,16 +17,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
-
-// newFakeClient is a client of an in-memory store of the built-in kinds (for
-// the pure units here; the operator's reads and writes are tested against a
-// real API server).
-func newFakeClient(t *testing.T) client.Client {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	return fake.NewClientBuilder().WithScheme(scheme).Build()
-}
 
 // allReads counts every read.
 type allReads struct {
@@ -53,9 +41,9 @@ func (notCovered) Get(context.Context, client.ObjectKey, client.Object, ...clien
 // the cache cannot tell, are.
 func TestOptionalConfigMapsTheCacheLacksAreNotRead(t *testing.T) {
 	ctx := context.Background()
-	api := newFakeClient(t)
+	api := fake.NewClientBuilder().Build()
 	reads := &allReads{Reader: api}
-	cache := newFakeClient(t) // what the watch has seen
+	cache := fake.NewClientBuilder().Build() // what the watch has seen
 	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
 	d := Deps{Client: api, APIReader: reads, OperatorNamespace: "op", SettingsConfigMap: "settings", ConfigMapMetadata: cache, Bundles: &cabundle.Cache{}}
 	b := d.Bundle(schema.GroupVersionKind{Version: "v1", Kind: "Secret"})

@@ -36,7 +36,7 @@ const (
 	// ManagedBy names the operator in events, descriptions and field managers.
 	ManagedBy = helm.ManagedBy
 	// LabelManaged ("true") marks every object the operator renders and every
-	// release Secret; the operator's caches select on it. (Helm itself sets
+	// release record (a ConfigMap); the operator's caches select on it. (Helm itself sets
 	// app.kubernetes.io/managed-by=Helm on every object it applies, so that
 	// label cannot be ours.)
 	LabelManaged = "ai-stack-operator.io/managed"

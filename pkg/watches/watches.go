@@ -31,9 +31,8 @@ type Watch struct {
 // DefaultConcurrency sizes reconcile concurrency to the machine: 4 per CPU
 // the process may use (GOMAXPROCS follows the container's CPU limit), at
 // most 16. A reconcile spends most of its time waiting for the API server,
-// and each one in flight holds its release's records and render: on 2 CPUs
-// (make bench, 100 new CRs) 16 workers took 2.12 s, 8 took 2.23-2.31 s and
-// 4 took 2.66 s, and 8 hold a soak's transient heap at half of 16's.
+// and each one in flight holds its release's records and render (the
+// measurements that chose these numbers: commit 7b756b7).
 func DefaultConcurrency() int {
 	return min(4*runtime.GOMAXPROCS(0), 16)
 }
