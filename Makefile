@@ -92,7 +92,7 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter and the settings parsers f
 
 .PHONY: test-integration
 test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test and the fault tests shortened (kills, outages, leader change, soak): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
-	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/...
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/...
 
 .PHONY: test-cluster
 test-cluster: tools build ## One local cluster (controllers, scheduler, simulated nodes) for the Go tests on it (GC, rollouts, RBAC, metrics, one leader, the OLM rehearsal), then the kuttl suites on the same cluster.

@@ -41,6 +41,7 @@ func TestDeletionAfterAnOptionalAPIWasRemoved(t *testing.T) {
 // A spec that keeps failing for a reason outside it (here a quota that allows
 // no Deployment) is retried with backoff, and its release history stays capped.
 func TestFailingInstallStaysBounded(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-deployments"},
@@ -77,6 +78,7 @@ func TestFailingInstallStaysBounded(t *testing.T) {
 // Deleting a CR whose release records were deleted by hand does not hang:
 // there is nothing left to uninstall, and the finalizer goes.
 func TestDeletionAfterTheRecordsWereDeletedByHand(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "norecords")))
 	env.WaitLLSD(t, ns, "norecords", llamav1alpha1.PhaseInitializing)

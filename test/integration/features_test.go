@@ -42,6 +42,7 @@ func patchObject[T client.Object](t *testing.T, ns, name string, obj T, change f
 }
 
 func TestEveryObjectAndItsSwitch(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "full")
 	// Three replicas with autoscaling from 2: the HPA's minimum is 3 (as upstream).
@@ -175,6 +176,7 @@ func TestEveryObjectAndItsSwitch(t *testing.T) {
 }
 
 func TestExplicitPDBAndSpread(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "explicit")
 	cr.Spec.Server.PodDisruptionBudget = &llamav1alpha1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromString("50%"))}
@@ -202,6 +204,7 @@ func claimSize(t *testing.T, ns, name string) string {
 }
 
 func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
+	t.Parallel()
 	// Expansion needs a StorageClass that allows it (the API server's
 	// PersistentVolumeClaimResize admission) and a bound claim.
 	sc := &storagev1.StorageClass{
@@ -390,6 +393,7 @@ func TestNetworkPolicyFollowsUpstreamFeatureFlags(t *testing.T) {
 }
 
 func TestStatusReportsServiceAndRoute(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "url")
 	cr.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true}
@@ -416,6 +420,7 @@ func TestStatusReportsServiceAndRoute(t *testing.T) {
 }
 
 func TestAPIRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	tests := map[string]struct {
 		mut  func(*llamav1alpha1.LlamaStackDistribution)
@@ -446,6 +451,7 @@ func TestAPIRejectsBadInput(t *testing.T) {
 }
 
 func TestAPIRejectsInvalidQuantity(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	u := map[string]any{
 		"apiVersion": "llamastack.io/v1alpha1", "kind": "LlamaStackDistribution",

@@ -37,6 +37,7 @@ func condition(cr *llamav1alpha1.LlamaStackDistribution, t string) *metav1.Condi
 }
 
 func TestCreateRendersEveryObject(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "demo")
 	size := resource.MustParse("5Gi")
@@ -98,6 +99,7 @@ func TestCreateRendersEveryObject(t *testing.T) {
 }
 
 func TestUpdateIsFollowed(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "upd")))
 	env.WaitLLSD(t, ns, "upd", llamav1alpha1.PhaseInitializing)
@@ -132,6 +134,7 @@ func TestUpdateIsFollowed(t *testing.T) {
 }
 
 func TestUnchangedCRWritesNothing(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "quiet")))
 	env.WaitLLSD(t, ns, "quiet", llamav1alpha1.PhaseInitializing)
@@ -164,6 +167,7 @@ func TestUnchangedCRWritesNothing(t *testing.T) {
 }
 
 func TestDriftIsRepaired(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "drift")))
 	env.WaitLLSD(t, ns, "drift", llamav1alpha1.PhaseInitializing)
@@ -216,6 +220,7 @@ func TestDriftIsRepaired(t *testing.T) {
 }
 
 func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "del")
 	cr.Spec.Server.Storage = &llamav1alpha1.StorageSpec{}
@@ -255,6 +260,7 @@ func TestDeleteRemovesObjectsAndRelease(t *testing.T) {
 }
 
 func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "bad")))
 	env.WaitLLSD(t, ns, "bad", llamav1alpha1.PhaseInitializing)
@@ -296,6 +302,7 @@ func TestInvalidSpecKeepsTheLastGoodState(t *testing.T) {
 }
 
 func TestAPIRejectsNameAndImageTogether(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "both")
 	cr.Spec.Server.Distribution.Image = "quay.io/example/llama:v1"
@@ -311,6 +318,7 @@ func TestAPIRejectsNameAndImageTogether(t *testing.T) {
 }
 
 func TestPendingReleaseIsRepaired(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "stuck")))
 	env.WaitLLSD(t, ns, "stuck", llamav1alpha1.PhaseInitializing)
@@ -366,6 +374,7 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 }
 
 func TestLongNamesGiveValidChildNames(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	name := strings.Repeat("l", 70)
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, name)))
@@ -386,6 +395,7 @@ func TestLongNamesGiveValidChildNames(t *testing.T) {
 // record's create (its path names no CR), so the total is one more than
 // listed. The writes are printed for the record.
 func TestNewCRWrites(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	mark := operatorRequests.mark()
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "count")))
@@ -402,6 +412,7 @@ func TestNewCRWrites(t *testing.T) {
 // The reconcile's phases are timed into ai_stack_operator_reconcile_phase_seconds
 // (the operator runs in this process, so its registry is this one).
 func TestReconcilePhaseMetrics(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "timed")))
 	env.WaitLLSD(t, ns, "timed", llamav1alpha1.PhaseInitializing)

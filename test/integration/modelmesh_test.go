@@ -258,6 +258,7 @@ func TestTrustyAIServiceModelMeshReverted(t *testing.T) {
 // since is never created by the apply: the API server answers with the
 // conflict the wiring's vanished() recognises.
 func TestApplyWithUIDNeverCreates(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion("apps/v1")

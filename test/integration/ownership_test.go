@@ -56,6 +56,7 @@ func uidOf(t *testing.T, ns, name string, obj client.Object) types.UID {
 // objects, deleting it wiped the first's release records. Each has its own
 // release now, and neither touches the other's objects or records.
 func TestReleaseNamesDoNotCollideAcrossNamespaces(t *testing.T) {
+	t.Parallel()
 	victimNS := fixedNamespace(t, "payments-analytics-platform-team-tenant-prod")
 	thiefNS := fixedNamespace(t, "payments-analytics-platform-team-tenant-dev")
 	victim, thief := "fraud-metrics-738531", "metrics-10785"
@@ -87,6 +88,7 @@ func TestReleaseNamesDoNotCollideAcrossNamespaces(t *testing.T) {
 // In one namespace no search is needed: a CR named what a long name was cut
 // to had that name's release.
 func TestReleaseNamesDoNotCollideInANamespace(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	long := strings.Repeat("model-", 8) + "serving"
 	thief := strings.TrimPrefix(naming.LegacyReleaseName("llsd", ns, long), "llsd-"+ns+".")
@@ -111,6 +113,7 @@ func TestReleaseNamesDoNotCollideInANamespace(t *testing.T) {
 // CR then names as its userConfig, survives the upgrade that drops the
 // operator's, and the CR says it was left.
 func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "swap2")
 	cr.Spec.Server.Config = typedConfig()
@@ -138,6 +141,7 @@ func TestUpgradeLeavesWhatItDidNotCreate(t *testing.T) {
 // and objects: removing a finalizer by hand races the operator, which adds
 // it back.
 func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
 	require.NoError(t, k8s.Create(ctx, framework.LLSD(ns, "again")))
@@ -188,6 +192,7 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 // to store the record without a word, reported success, and installed it
 // again on every reconcile.
 func TestOversizedRecordIsInvalidSpec(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	noise := make([]byte, 600<<10)
 	_, err := rand.Read(noise)
@@ -256,6 +261,7 @@ func TestTrustyAIServiceWritesNothingOnConflict(t *testing.T) {
 // does not render (here the PodDisruptionBudget of two replicas) went on
 // running, owned by a live CR.
 func TestUnrenderedObjectsGoWhenRecordsWereLost(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, "lost")))
 	cr := waitCondition(t, ns, "lost", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
@@ -286,6 +292,7 @@ func TestUnrenderedObjectsGoWhenRecordsWereLost(t *testing.T) {
 // The proxy ClusterRoleBinding of a TrustyAIService whose finalizer was
 // removed by hand (so no uninstall ran) is swept once the CR is gone.
 func TestProxyBindingOfAGoneCRIsSwept(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "tas")))
 	cr := waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")

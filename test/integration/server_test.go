@@ -89,6 +89,7 @@ func markReady(t *testing.T, ns, name string, replicas int32) {
 // not asked again on every reconcile. An image CR's active distribution is
 // "custom", as upstream's.
 func TestStatusFromTheServer(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "asked")
 	cr.Spec.Server.Distribution = llamav1alpha1.DistributionType{Image: "quay.io/me/llama:1"}

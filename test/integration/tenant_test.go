@@ -59,6 +59,7 @@ func never(t *testing.T, d time.Duration, what string, cond func() error) {
 // The reproduction from the review: a string field with a second YAML
 // document made main's operator create a NetworkPolicy in another namespace.
 func TestInjectedDocumentNeverLeavesTheNamespace(t *testing.T) {
+	t.Parallel()
 	nsA, nsB := env.NewNamespace(t, ""), env.NewNamespace(t, "")
 	payload := "1\n---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny-all\n  namespace: " + nsB + "\nspec:\n  podSelector: {}\n"
 	u := &unstructuredObj{Object: map[string]any{
@@ -85,6 +86,7 @@ func TestInjectedDocumentNeverLeavesTheNamespace(t *testing.T) {
 // A release stored by an older operator (or tampered with) that holds an
 // object outside the CR's namespace is never re-applied by drift repair.
 func TestStoredReleaseIsGuardedBeforeDriftRepair(t *testing.T) {
+	t.Parallel()
 	nsA, nsB := env.NewNamespace(t, ""), env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.LLSD(nsA, "stored")))
 	waitCondition(t, nsA, "stored", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
@@ -142,6 +144,7 @@ func sameConfigMap(t *testing.T, want *corev1.ConfigMap) {
 // bundle written by Go, the typed run configuration rendered by the chart)
 // survive create, update and delete of the CR byte for byte.
 func TestUserObjectsOfOurNamesSurvive(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	caSource := userConfigMap(t, ns, "corp-ca")
 	_ = caSource
@@ -178,6 +181,7 @@ func TestUserObjectsOfOurNamesSurvive(t *testing.T) {
 // An object of the operator's that a user replaced with their own (deleted,
 // then created under the same name) is neither repaired nor deleted.
 func TestReplacedObjectIsNotRepairedOrDeleted(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "swap")
 	cr.Spec.Server.Config = typedConfig()
@@ -206,6 +210,7 @@ func ptrTo[T any](v T) *T { return &v }
 
 // The operator's finalizer never costs another controller's.
 func TestForeignFinalizerIsKept(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "shared")
 	cr.Finalizers = []string{"example.com/keep"}
@@ -251,6 +256,7 @@ func TestForeignFinalizerIsKept(t *testing.T) {
 // Every name the API accepts works: dots and leading digits give valid child
 // names (the Service's is a DNS-1035 label).
 func TestOddNamesGiveValidChildren(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	for _, name := range []string{"my.llama", "1st-llama"} {
 		require.NoError(t, k8s.Create(context.Background(), framework.LLSD(ns, name)))
@@ -268,6 +274,7 @@ func TestOddNamesGiveValidChildren(t *testing.T) {
 // A spec whose rendered object the API server refuses is an invalid spec
 // naming the field, sent once: not a failed install retried with backoff.
 func TestRefusedChildIsInvalidSpecAndNotResent(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "refused")
 	cr.Spec.Server.PodOverrides = &llamav1alpha1.PodOverrides{

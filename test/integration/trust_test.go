@@ -81,6 +81,7 @@ func bundleOf(t *testing.T, ns, cr string) string {
 }
 
 func TestExplicitCABundle(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	a, b := newCA(t, "ca-a"), newCA(t, "ca-b")
 	src := configMap(ns, "my-cas", map[string]string{"a.crt": a + b, "b.crt": "# a comment line\r\n" + strings.ReplaceAll(b, "\n", "\r\n")})
@@ -192,6 +193,7 @@ func TestCABundleSourceProblems(t *testing.T) {
 }
 
 func TestOpenDataHubBundle(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	odh := configMap(ns, "odh-trusted-ca-bundle", map[string]string{"ca-bundle.crt": newCA(t, "cluster"), "odh-ca-bundle.crt": "\n"})
 	require.NoError(t, k8s.Create(context.Background(), odh))
@@ -221,6 +223,7 @@ func TestOpenDataHubBundle(t *testing.T) {
 }
 
 func TestUserConfigRestartsByContent(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.LLSD(ns, "uc")
 	cr.Spec.Server.UserConfig = &llamav1alpha1.UserConfigSpec{ConfigMapName: "run"}
@@ -259,6 +262,7 @@ func TestUserConfigRestartsByContent(t *testing.T) {
 // put in it, public roots switched off) mount no empty trust store: an empty
 // SSL_CERT_FILE would fail every TLS connection.
 func TestEmptyBundleIsNotMounted(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"ca-bundle.crt": "", "odh-ca-bundle.crt": "\n"})))
 	cr := framework.LLSD(ns, "empty")
@@ -279,6 +283,7 @@ func TestEmptyBundleIsNotMounted(t *testing.T) {
 // is written back (the operator reads it whole again only when its
 // resourceVersion is not the one it wrote), and the pods do not restart.
 func TestEditedBundleIsWrittenBack(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "my-cas", map[string]string{"ca-bundle.crt": newCA(t, "ca-a")})))
 	cr := framework.LLSD(ns, "edited")

@@ -77,6 +77,7 @@ func waitTAS(t *testing.T, ns, name, typ string, st metav1.ConditionStatus, reas
 // holds is lost when the object is read through the other (conversion None
 // with schemas of the same fields).
 func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	u := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal([]byte(upstreamV1alpha1), &u.Object))
@@ -128,6 +129,7 @@ func TestTrustyAIServiceUpstreamSampleAndConversion(t *testing.T) {
 // never updates its Deployment); delete removes everything but the PVC, the
 // proxy's ClusterRoleBinding included.
 func TestTrustyAIServiceLifecycle(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "trustyai-service")))
 	cr := waitTAS(t, ns, "trustyai-service", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
@@ -204,6 +206,7 @@ func TestTrustyAIServiceLifecycle(t *testing.T) {
 
 // The API refuses what upstream panics on or fails late, naming the field.
 func TestTrustyAIServiceValidation(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	for _, tc := range []struct {
 		name, want string
@@ -254,6 +257,7 @@ func TestTrustyAIServiceValidation(t *testing.T) {
 // A ClusterRoleBinding of the proxy's name that the operator did not create
 // is a NameConflict: left alone, nothing applied.
 func TestTrustyAIServiceProxyBindingConflict(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	foreign := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "trustyai-proxy." + ns + ".tas"},
@@ -279,6 +283,7 @@ func TestTrustyAIServiceProxyBindingConflict(t *testing.T) {
 // NameConflict instead of a failed install loop, and upstream's finalizer on
 // an existing CR is left alone.
 func TestTrustyAIServiceCoexistsWithUpstream(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	upstream := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "old-tls", Labels: map[string]string{"app.kubernetes.io/part-of": "trustyai"}},
@@ -313,6 +318,7 @@ func TestTrustyAIServiceCoexistsWithUpstream(t *testing.T) {
 // connection requires verified TLS; its removal is followed too. The
 // operator looks at its metadata only.
 func TestTrustyAIServiceDatabaseCA(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	cr := framework.TAS(ns, "db")
 	cr.Spec.Storage = trustyv1.StorageSpec{Format: "DATABASE", DatabaseConfigurations: "db-credentials"}
@@ -362,6 +368,7 @@ func patchTAS(t *testing.T, ns, name string, change func(*trustyv1.TrustyAIServi
 // Reconciling an unchanged TrustyAIService sends no write at all, nor one
 // whose spec.replicas PVC mode does not run (ReplicasHonored is False).
 func TestTrustyAIServiceUnchangedWritesNothing(t *testing.T) {
+	t.Parallel()
 	for _, replicas := range []*int32{nil, ptr.To[int32](3)} {
 		ns := env.NewNamespace(t, "")
 		cr := framework.TAS(ns, "quiet")
@@ -486,6 +493,7 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 // Open Data Hub's bundle reaches the service's pods as a merged bundle; a CA
 // change there rolls them by the bundle's content hash.
 func TestTrustyAIServiceTrust(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"odh-ca-bundle.crt": newCA(t, "odh-1")})))
 	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "trusting")))
@@ -621,6 +629,7 @@ func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
 // change reconciles the CR, which renders the Deployment from the spec) and,
 // unlike upstream, never removed: the operator writes no user's metadata.
 func TestTrustyAIServiceKeepsTheDBMigrationAnnotation(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	ctx := context.Background()
 	cr := framework.TAS(ns, "migrating")
@@ -671,6 +680,7 @@ func TestTrustyAIServiceDeletesAfterKServeIsGone(t *testing.T) {
 // version is part of the install. A change of the bundle is an event of its
 // own (the pods restart). The writes are printed for the record.
 func TestNewTrustyAIServiceWrites(t *testing.T) {
+	t.Parallel()
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), configMap(ns, "odh-trusted-ca-bundle", map[string]string{"odh-ca-bundle.crt": newCA(t, "odh-1")})))
 	mark := operatorRequests.mark()
