@@ -32,9 +32,14 @@ demo: tools build manifests ## The local cluster, the CRDs, the operator and the
 	hack/demo.sh
 
 .PHONY: test
-test: tools manifests generate vet build ## Run every test: unit, golden render, fuzz (FUZZTIME each), envtest integration and fault tests (shortened), then one local cluster for the Go cluster tests and the kuttl e2e suites (each stage's time printed).
-	@t=$$SECONDS; for stage in test-unit test-fuzz test-integration test-cluster; do \
-	  $(MAKE) --no-print-directory $$stage MANAGER_BUILT=1; echo "make test: $$stage took $$((SECONDS - t)) s"; t=$$SECONDS; done
+test: tools manifests generate vet build ## Run every test: unit, golden render and fuzz (FUZZTIME each) beside envtest integration and the fault tests (shortened; one control plane at a time), then one local cluster for the Go cluster tests and the kuttl e2e suites (each stage's time printed).
+	@t=$$SECONDS; log=$(BIN)/test-unit-fuzz.log; ru=0; ri=0; \
+	( $(MAKE) --no-print-directory test-unit test-fuzz MANAGER_BUILT=1 >$$log 2>&1 ) & pid=$$!; \
+	$(MAKE) --no-print-directory test-integration MANAGER_BUILT=1 || ri=$$?; \
+	wait $$pid || ru=$$?; cat $$log; \
+	echo "make test: test-unit and test-fuzz (exit $$ru) beside test-integration (exit $$ri) took $$((SECONDS - t)) s"; \
+	test $$ru = 0 && test $$ri = 0; t=$$SECONDS; \
+	$(MAKE) --no-print-directory test-cluster MANAGER_BUILT=1; echo "make test: test-cluster took $$((SECONDS - t)) s"
 
 ##@ Development
 

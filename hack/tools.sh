@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the local control plane and the code generators from the pinned tools
 # modules under hack/tools/, into bin/ (git-ignored). Each binary is cached by
-# the hash of its tools module (go.mod + go.sum), so a second run is a no-op.
+# the hash of its tools module (go.mod + go.sum), its package and its flags, so
+# a second run is a no-op; a copy is kept in the machine's cache
+# ($AI_STACK_TOOLS_CACHE, default ~/.cache/ai-stack-operator/tools), which a
+# fresh clone on the same machine takes instead of building again.
 #
 #   hack/tools.sh            build everything that is missing
 #   hack/tools.sh assets     print the KUBEBUILDER_ASSETS folder
@@ -14,15 +17,25 @@ bin="$root/bin"
 k8s_version=v1.34.2
 assets="$bin/k8s/$k8s_version"
 
-stamp() { cat "$root/hack/tools/$1/go.mod" "$root/hack/tools/$1/go.sum" | sha256sum | cut -c1-16; }
+cache="${AI_STACK_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-stack-operator/tools}"
+
+# stamp MODULE_DIR PACKAGE LDFLAGS: what a binary is built from.
+stamp() { { cat "$root/hack/tools/$1/go.mod" "$root/hack/tools/$1/go.sum"; echo "$2 $3"; } | sha256sum | cut -c1-16; }
 
 # build MODULE_DIR OUTPUT PACKAGE [LDFLAGS]
 build() {
   local mod=$1 out=$2 pkg=$3 ldflags=${4:-}
-  local want have
-  want=$(stamp "$mod")
+  local want have cached
+  want=$(stamp "$mod" "$pkg" "$ldflags")
   have=$(cat "$out.stamp" 2>/dev/null || true)
   if [[ -x "$out" && "$want" == "$have" ]]; then
+    return 0
+  fi
+  cached="$cache/$want/$(basename "$out")"
+  mkdir -p "$(dirname "$out")"
+  if [[ -x "$cached" ]] && cp "$cached" "$out.tmp"; then
+    mv "$out.tmp" "$out"
+    echo "$want" > "$out.stamp"
     return 0
   fi
   echo "tools: building $(basename "$out") from hack/tools/$mod (first run on this machine takes minutes)" >&2
@@ -31,6 +44,9 @@ build() {
   (cd "$root/hack/tools/$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
   mv "$out.tmp" "$out"
   echo "$want" > "$out.stamp"
+  # The machine's copy; a cache that cannot be written is no error.
+  mkdir -p "$cache/$want" 2>/dev/null && cp "$out" "$cache/$want/.$(basename "$out").tmp" 2>/dev/null &&
+    mv "$cache/$want/.$(basename "$out").tmp" "$cached" 2>/dev/null || true
   echo "tools: built $(basename "$out") in $((SECONDS - start))s" >&2
 }
 

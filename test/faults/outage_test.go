@@ -37,7 +37,7 @@ func TestAPIServerOutages(t *testing.T) {
 	// Connections cut during installs.
 	wait := create(t, crs)
 	time.Sleep(time.Second)
-	outage := scale(15*time.Second, 30*time.Second)
+	outage := scale(10*time.Second, 30*time.Second)
 	proxy.Drop(outage)
 	t.Logf("every connection cut for %s", outage)
 	time.Sleep(outage)
