@@ -106,6 +106,18 @@ func kindsOfWrites(writes []string, ns string) (events, creates int) {
 
 // releaseLists counts the lists of a release's records since mark: every
 // reconcile of its CR sends at least one.
+// waitReconciles waits until the release's records were listed n times
+// since mark: n reconciles of its CR, however busy the machine is.
+func (l *requestLog) waitReconciles(t *testing.T, release string, mark, n int) {
+	t.Helper()
+	env.Eventually(t, fmt.Sprintf("%d reconciles of %s", n, release), func() error {
+		if got := l.releaseLists(release, mark); got < n {
+			return fmt.Errorf("%d so far", got)
+		}
+		return nil
+	})
+}
+
 func (l *requestLog) releaseLists(release string, mark int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -160,8 +160,8 @@ func TestUnchangedCRWritesNothing(t *testing.T) {
 	}
 	before := versions()
 	mark := operatorRequests.mark()
-	time.Sleep(10 * reconcilePeriod)
-	assert.GreaterOrEqual(t, operatorRequests.releaseLists(naming.ReleaseName("llsd", ns, "quiet"), mark), 5, "the CR must have been reconciled several times")
+	// Several reconciles of the unchanged CR.
+	operatorRequests.waitReconciles(t, naming.ReleaseName("llsd", ns, "quiet"), mark, 5)
 	assert.Equal(t, before, versions(), "reconciling an unchanged CR must change nothing")
 	assert.Empty(t, operatorRequests.writesAbout(ns, mark), "reconciling an unchanged CR must send no write at all (patch, update, create, event)")
 }

@@ -58,9 +58,8 @@ func TestAFreshOperatorWritesNothing(t *testing.T) {
 	require.True(t, mgr.GetCache().WaitForCacheSync(ctx))
 
 	// Its first reconciles of every CR, then several periodic ones.
-	time.Sleep(10 * reconcilePeriod)
-	assert.Greater(t, log.releaseLists(naming.ReleaseName("llsd", ns, "steady"), 0), 3, "the fresh operator must have reconciled the distribution")
-	assert.Greater(t, log.releaseLists(naming.ReleaseName("tas", ns, "steady-tas"), 0), 3, "and the TrustyAI service")
+	log.waitReconciles(t, naming.ReleaseName("llsd", ns, "steady"), 0, 4)
+	log.waitReconciles(t, naming.ReleaseName("tas", ns, "steady-tas"), 0, 4)
 	// Its writes about this test's namespace (other tests' CRs may still be
 	// uninstalling, and it takes part in that).
 	assert.Empty(t, log.writesAbout(ns, 0), "a fresh operator must not write to settled CRs or their objects")
