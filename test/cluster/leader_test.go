@@ -31,8 +31,8 @@ func (w writeCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // Two replicas of the operator with --leader-elect: one leads and reconciles,
-// the other sends nothing but lease requests, for 20 s (more than the
-// standby's retry period, and the leader's renewals).
+// the other sends nothing but lease requests, for 12 s (more than two of the
+// standby's retry periods of 5 s).
 func TestOneLeaderReconciles(t *testing.T) {
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "leader-test"}}
@@ -55,16 +55,16 @@ func TestOneLeaderReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 0)
-	time.Sleep(20 * time.Second)
+	time.Sleep(12 * time.Second)
 
 	a, b := writes[0].Load(), writes[1].Load()
-	t.Logf("writes (leases excluded) by the two replicas in 20 s: %d and %d", a, b)
+	t.Logf("writes (leases excluded) by the two replicas in 12 s: %d and %d", a, b)
 	if (a == 0) == (b == 0) {
 		t.Fatalf("exactly one replica must write: %d and %d", a, b)
 	}
 	// A new CR costs about 15 writes (release records, objects, status,
 	// finalizer, events); idle costs none.
 	if total := a + b; total > 40 {
-		t.Fatalf("%d writes for one CR in 20 s", total)
+		t.Fatalf("%d writes for one CR in 12 s", total)
 	}
 }

@@ -28,8 +28,8 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := chaos.Soak{
-		Client: k8s, Namespace: ns, CRs: scale(24, 300), Duration: scale(40*time.Second, 30*time.Minute),
-		Every: scale(300*time.Millisecond, time.Second), Rand: rng, RestartEvery: scale(15*time.Second, 3*time.Minute),
+		Client: k8s, Namespace: ns, CRs: scale(24, 300), Duration: scale(30*time.Second, 30*time.Minute),
+		Every: scale(300*time.Millisecond, time.Second), Rand: rng, RestartEvery: scale(10*time.Second, 3*time.Minute),
 		Restart: func() error {
 			if rng.Intn(2) == 0 {
 				op.Kill()
