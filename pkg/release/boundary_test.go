@@ -65,7 +65,7 @@ func TestLayersBelowTheReconcilerImportNothingAbove(t *testing.T) {
 // Pure packages import nothing from controller-runtime (DESIGN.md).
 func TestPurePackagesImportNoControllerRuntime(t *testing.T) {
 	pure := []string{"pkg/status", "pkg/trust", "pkg/settings", "pkg/naming", "pkg/guard", "pkg/subset", "pkg/watches", "pkg/memlimit",
-		"pkg/metricsauth",
+		"pkg/metricsauth", "pkg/stackserver",
 		"pkg/kinds/llamastack/runconfig", "pkg/kinds/llamastack/distributions"}
 	for _, p := range pure {
 		for _, d := range deps(t, module+"/"+p) {

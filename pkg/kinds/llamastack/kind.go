@@ -19,6 +19,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/stackserver"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -36,12 +37,12 @@ type Kind struct {
 	OperatorVersion string
 
 	probeOnce sync.Once
-	probes    *prober
+	probes    *stackserver.Prober
 }
 
 // servers asks the servers what they say of themselves (server.go).
-func (k *Kind) servers() *prober {
-	k.probeOnce.Do(func() { k.probes = newProber(k.HTTPClient) })
+func (k *Kind) servers() *stackserver.Prober {
+	k.probeOnce.Do(func() { k.probes = stackserver.NewProber(k.HTTPClient) })
 	return k.probes
 }
 
@@ -114,7 +115,8 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	// operator has none to give (HealthCheck says so).
 	o.ServerRequiresClientCerts = serves(cr) == servesMTLS
 	if o.ServiceFound && o.ServiceURL != "" && !o.ServerRequiresClientCerts && o.Deployment != nil && o.Deployment.Status.AvailableReplicas > 0 && status.DeploymentCondition(o.Deployment, o.Replicas).Status == metav1.ConditionTrue {
-		info, known := k.servers().info(cr.UID, fmt.Sprintf("%d %s", o.Deployment.Generation, o.ServiceURL), o.ServiceURL)
+		answer, known := k.servers().Info(cr.UID, fmt.Sprintf("%d %s", o.Deployment.Generation, o.ServiceURL), o.ServiceURL)
+		info := infoOf(answer)
 		o.Server, o.ServerAsked = &info, true
 		if !known {
 			o.Server = nil

@@ -1,129 +1,28 @@
 package llamastack
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/stackserver"
 )
 
-// fakeServer answers as a llama-stack server does, counting the requests.
-func fakeServer(t *testing.T, healthy *atomic.Bool, requests *atomic.Int32) *httptest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/health", func(w http.ResponseWriter, _ *http.Request) {
-		requests.Add(1)
-		if !healthy.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte(`{"status":"OK"}`))
-	})
-	mux.HandleFunc("/v1/version", func(w http.ResponseWriter, _ *http.Request) {
-		requests.Add(1)
-		_, _ = w.Write([]byte(`{"version":"0.7.1"}`))
-	})
-	mux.HandleFunc("/v1/providers", func(w http.ResponseWriter, _ *http.Request) {
-		requests.Add(1)
-		_, _ = w.Write([]byte(`{"data":[
-		  {"api":"safety","provider_id":"llama-guard","provider_type":"inline::llama-guard","config":{"excluded_categories":[]},"health":{"status":"Not Implemented","message":"Provider does not implement health check"}},
-		  {"api":"inference","provider_id":"vllm","provider_type":"remote::vllm","config":{ "url": "http://vllm:8000/v1", "api_token": "********" },"health":{"status":"OK","message":""}}
-		]}`))
-	})
-	s := httptest.NewServer(mux)
-	t.Cleanup(s.Close)
-	return s
-}
-
-// answer asks the CR's server and waits for the background probe.
-func answer(t *testing.T, p *prober, uid types.UID, key, base string) serverInfo {
-	t.Helper()
-	info, known := p.info(uid, key, base)
-	if known && !p.probing(uid) {
-		return info
-	}
-	require.Eventually(t, func() bool { return !p.probing(uid) }, 10*time.Second, time.Millisecond)
-	info, known = p.info(uid, key, base)
-	require.True(t, known)
-	return info
-}
-
-// The server's version, providers (sorted, config compacted) and health are
-// read from its endpoints in the background; a CR's server is asked once
-// per minute for the same Deployment generation, at once for another, and
-// its answer read again once the minute has passed.
-func TestServerProbe(t *testing.T) {
-	var healthy atomic.Bool
-	var requests atomic.Int32
-	healthy.Store(true)
-	srv := fakeServer(t, &healthy, &requests)
-	var clock atomic.Int64
-	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	p := newProber(srv.Client())
-	p.now = func() time.Time { return time.Unix(0, clock.Load()) }
-	advance := func(d time.Duration) { clock.Add(int64(d)) }
-
-	_, known := p.info("uid-1", "1 "+srv.URL, srv.URL)
-	assert.False(t, known, "nothing is known before the first answer")
-	assert.True(t, p.probing("uid-1"), "the probe runs in the background")
-	info := answer(t, p, "uid-1", "1 "+srv.URL, srv.URL)
-	assert.True(t, info.Healthy, info.Problem)
-	assert.Equal(t, "0.7.1", info.Version)
-	require.Len(t, info.Providers, 2)
-	assert.Equal(t, llamav1alpha1.ProviderInfo{API: "inference", ProviderID: "vllm", ProviderType: "remote::vllm",
-		Config: info.Providers[0].Config, Health: llamav1alpha1.ProviderHealthStatus{Status: "OK"}}, info.Providers[0])
-	assert.Equal(t, `{"api_token":"********","url":"http://vllm:8000/v1"}`, string(info.Providers[0].Config.Raw), "compacted, keys sorted")
-	assert.Equal(t, "Not Implemented", info.Providers[1].Health.Status)
-	assert.Equal(t, int32(3), requests.Load())
-
-	healthy.Store(false)
-	advance(30 * time.Second)
-	again, known := p.info("uid-1", "1 "+srv.URL, srv.URL)
-	assert.True(t, known)
-	assert.Equal(t, info, again, "within a minute the last answer stands")
-	assert.False(t, p.probing("uid-1"), "nothing is asked within a minute")
-	assert.Equal(t, int32(3), requests.Load())
-
-	_, known = p.info("uid-1", "2 "+srv.URL, srv.URL)
-	assert.False(t, known, "an answer for another generation is not this one's")
-	rolled := answer(t, p, "uid-1", "2 "+srv.URL, srv.URL)
-	assert.False(t, rolled.Healthy)
-	assert.Equal(t, "GET /v1/health: HTTP 503", rolled.Problem)
-	assert.Equal(t, int32(6), requests.Load(), "a new generation is asked at once")
-
-	advance(61 * time.Second)
-	healthy.Store(true)
-	stale, known := p.info("uid-1", "2 "+srv.URL, srv.URL)
-	assert.True(t, known)
-	assert.False(t, stale.Healthy, "the last answer stands while the next one comes")
-	assert.True(t, answer(t, p, "uid-1", "2 "+srv.URL, srv.URL).Healthy, "asked again after a minute")
-	assert.Equal(t, int32(9), requests.Load())
-
-	p.forget("uid-1")
-	answer(t, p, "uid-1", "2 "+srv.URL, srv.URL)
-	assert.Equal(t, int32(12), requests.Load(), "a forgotten CR is asked again")
-}
-
-// A server that cannot be reached fails the health check in words that stay
-// the same whatever the network says (a refused connection here), and the
-// other endpoints are not asked.
-func TestServerProbeUnreachable(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close()
-	info := answer(t, newProber(nil), "uid", "1", url)
-	assert.False(t, info.Healthy)
-	assert.Equal(t, "GET /v1/health: no answer from the server over its Service", info.Problem)
-	assert.Empty(t, info.Version)
-	assert.Nil(t, info.Providers)
+// A probe's answer keeps everything in this API's types; no providers stays
+// nil (the server did not say), an empty list stays empty.
+func TestInfoOf(t *testing.T) {
+	info := infoOf(stackserver.Answer{Version: "0.7.1", Healthy: true, Providers: []stackserver.Provider{
+		{API: "inference", ProviderID: "vllm", ProviderType: "remote::vllm", Config: []byte(`{"url":"u"}`), Health: stackserver.Health{Status: "OK", Message: "m"}},
+	}})
+	assert.Equal(t, serverInfo{Version: "0.7.1", Healthy: true, Providers: []llamav1alpha1.ProviderInfo{{
+		API: "inference", ProviderID: "vllm", ProviderType: "remote::vllm",
+		Config: info.Providers[0].Config, Health: llamav1alpha1.ProviderHealthStatus{Status: "OK", Message: "m"}}}}, info)
+	assert.Equal(t, `{"url":"u"}`, string(info.Providers[0].Config.Raw))
+	assert.Nil(t, infoOf(stackserver.Answer{Problem: "x"}).Providers)
+	assert.NotNil(t, infoOf(stackserver.Answer{Providers: []stackserver.Provider{}}).Providers)
 }
 
 // The status carries what the server said: its version (kept when it said

@@ -67,7 +67,7 @@ func (k *Kind) Prepare(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribu
 // Cleanup implements release.Preparer: the operator's bundle ConfigMap goes
 // with the CR.
 func (k *Kind) Cleanup(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution) error {
-	k.servers().forget(cr.UID)
+	k.servers().Forget(cr.UID)
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
 }
 
