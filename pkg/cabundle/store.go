@@ -154,6 +154,9 @@ func (b Store) Resolve(ctx context.Context, req trust.Request) (trust.Outcome, e
 	// Open Data Hub's bundle is optional; a missing source the CR names is
 	// an error, which the API server confirms.
 	named := req.Explicit != nil && req.Explicit.Name == trust.ODHBundle
+	for _, ref := range req.AlsoExplicit {
+		named = named || ref.Name == trust.ODHBundle
+	}
 	if req.Merges == nil {
 		req.Merges = b.Cache.mergeCache()
 	}

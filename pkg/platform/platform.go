@@ -10,6 +10,8 @@ var (
 	Route = schema.GroupVersionKind{Group: "route.openshift.io", Version: "v1", Kind: "Route"}
 	// ServiceMonitor is the Prometheus operator's.
 	ServiceMonitor = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+	// PrometheusRule is the Prometheus operator's.
+	PrometheusRule = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}
 	// SCC marks OpenShift: SecurityContextConstraints exist on every
 	// OpenShift cluster and nowhere else.
 	SCC = schema.GroupVersionKind{Group: "security.openshift.io", Version: "v1", Kind: "SecurityContextConstraints"}

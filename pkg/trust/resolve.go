@@ -36,6 +36,9 @@ type Reference struct {
 	Namespace, Name string
 	// Keys to read; BundleKey when empty.
 	Keys []string
+	// NameField is the subfield of Field that holds the name, for messages;
+	// "configMapName" when empty.
+	NameField string
 }
 
 // Request is what applies to one CR, for Resolve.
@@ -44,6 +47,9 @@ type Request struct {
 	Namespace string
 	// Explicit is the ConfigMap the user named, nil for none.
 	Explicit *Reference
+	// AlsoExplicit are more ConfigMaps the user named (a kind whose field
+	// lists several), merged after Explicit and as strictly.
+	AlsoExplicit []Reference
 	// CrossNamespace allows Explicit to name another namespace;
 	// CrossNamespaceSetting is the operator setting that allows it, for the message.
 	CrossNamespace        bool
@@ -117,7 +123,11 @@ func Resolve(req Request, lookup Lookup) (Outcome, error) {
 		return out, nil
 	}
 	var sources []Source
-	if ref := req.Explicit; ref != nil {
+	var explicit []Reference
+	if req.Explicit != nil {
+		explicit = append(explicit, *req.Explicit)
+	}
+	for _, ref := range append(explicit, req.AlsoExplicit...) {
 		ns := ref.Namespace
 		if ns == "" {
 			ns = req.Namespace
@@ -130,7 +140,11 @@ func Resolve(req Request, lookup Lookup) (Outcome, error) {
 			return Outcome{}, err
 		}
 		if cm == nil {
-			return fail(ReasonConfigMapNotFound, "%s: ConfigMap %s/%s does not exist; create it or correct configMapName", ref.Field, ns, ref.Name)
+			nameField := ref.NameField
+			if nameField == "" {
+				nameField = "configMapName"
+			}
+			return fail(ReasonConfigMapNotFound, "%s: ConfigMap %s/%s does not exist; create it or correct %s", ref.Field, ns, ref.Name, nameField)
 		}
 		keys := ref.Keys
 		if len(keys) == 0 {
