@@ -18,6 +18,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/stackserver"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -161,7 +162,7 @@ func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.O
 	}
 	if as := cr.Spec.Server.Autoscaling; as != nil {
 		// The HPA owns the count; ready means at least its minimum is available.
-		o.Replicas = *hpaMinReplicas(cr.Spec.Replicas, as)
+		o.Replicas = *podspec.HPAMinReplicas(cr.Spec.Replicas, as.MinReplicas, as.MaxReplicas)
 	}
 	o.AllowedFrom = allowedFromCondition(cr.Spec.Network)
 	if in != nil {

@@ -14,6 +14,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/runconfig"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -207,9 +208,6 @@ type CapabilityValues struct {
 	OpenShift      bool `json:"openshift"`
 }
 
-// defaultMemoryRequest is the memory request when the user gives none (not per worker).
-var defaultMemoryRequest = resource.MustParse("1Gi")
-
 // translate translates a LlamaStackDistribution into chart values.
 func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*chartValues, error) {
 	if err := checkNames(cr); err != nil {
@@ -247,7 +245,7 @@ func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*char
 	}
 	v.Image = image
 
-	v.Container.Resources = resources(cs.Resources, server.Workers)
+	v.Container.Resources = podspec.Resources(cs.Resources, server.Workers)
 	if server.Workers != nil && *server.Workers > 0 {
 		v.Workers = *server.Workers
 	}
@@ -273,7 +271,7 @@ func translate(cr *llamav1alpha1.LlamaStackDistribution, in valuesInputs) (*char
 			return nil, status.Invalid("spec.server.autoscaling.minReplicas", "%d exceeds maxReplicas %d", *as.MinReplicas, as.MaxReplicas)
 		}
 		v.Autoscaling = Autoscaling(*as)
-		v.Autoscaling.MinReplicas = hpaMinReplicas(spec.Replicas, as)
+		v.Autoscaling.MinReplicas = podspec.HPAMinReplicas(spec.Replicas, as.MinReplicas, as.MaxReplicas)
 	}
 
 	if err := storage(v, server.Storage, in.ClaimedStorage); err != nil {
@@ -299,69 +297,6 @@ func annotate(v *chartValues, key, value string) {
 		v.PodAnnotations = map[string]string{}
 	}
 	v.PodAnnotations[key] = value
-}
-
-// resources returns the container resources, as upstream computes them:
-// the user's, field by field, with the gaps filled. A CPU request that is
-// missing or zero becomes one CPU per worker (workers: spec.server.workers
-// when above 0, else 1); a memory request that is missing or zero becomes
-// 1Gi (whatever the workers); either is capped at the user's limit, if
-// lower. Only when workers is set, a CPU or memory limit that is missing or
-// zero becomes the request. Requests are always set, so that an HPA on
-// utilization has something to measure against.
-func resources(r corev1.ResourceRequirements, workers *int32) *corev1.ResourceRequirements {
-	out := r.DeepCopy()
-	n, workersSet := int64(1), workers != nil && *workers > 0
-	if workersSet {
-		n = int64(*workers)
-	}
-	missing := func(l corev1.ResourceList, name corev1.ResourceName) bool {
-		q, ok := l[name]
-		return !ok || q.IsZero()
-	}
-	if out.Requests == nil {
-		out.Requests = corev1.ResourceList{}
-	}
-	defaults := corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(n, resource.DecimalSI), corev1.ResourceMemory: defaultMemoryRequest.DeepCopy()}
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		if !missing(out.Requests, name) {
-			continue
-		}
-		q := defaults[name]
-		// Never above the user's limit, which the API server would refuse
-		// (upstream would render it); Kubernetes itself defaults a missing
-		// request to the limit.
-		if l, ok := out.Limits[name]; ok && !l.IsZero() && l.Cmp(q) < 0 {
-			q = l.DeepCopy()
-		}
-		out.Requests[name] = q
-	}
-	if workersSet {
-		if out.Limits == nil {
-			out.Limits = corev1.ResourceList{}
-		}
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if missing(out.Limits, name) {
-				out.Limits[name] = out.Requests[name].DeepCopy()
-			}
-		}
-	}
-	// Quantities marshal in canonical form (1000m -> "1"), as the API server stores them.
-	return out
-}
-
-// hpaMinReplicas is the HPA's minimum, as upstream computes it: the largest
-// of 1, spec.replicas and autoscaling.minReplicas; unlike upstream (whose
-// HPA the API server then refuses), capped at maxReplicas.
-func hpaMinReplicas(replicas int32, as *llamav1alpha1.AutoscalingSpec) *int32 {
-	m := max(int32(1), replicas)
-	if as.MinReplicas != nil {
-		m = max(m, *as.MinReplicas)
-	}
-	if as.MaxReplicas > 0 {
-		m = min(m, as.MaxReplicas)
-	}
-	return &m
 }
 
 // checkMounts refuses extra volumes and mounts that collide with the operator's own.
