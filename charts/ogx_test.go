@@ -89,10 +89,10 @@ func TestOGXChartDefaults(t *testing.T) {
 // from secretKeyRef; the user's env replaces the operator's of the same name.
 func TestOGXChartConfigAndEnv(t *testing.T) {
 	vals := map[string]any{
-		"config":    map[string]any{"generated": "version: \"2\"\n", "generatedName": "plain-config-0123456789abcdef"},
-		"secretEnv": []any{map[string]any{"name": "OGX_OPENAI_API_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "keys", "key": "openai"}}}},
-		"container": map[string]any{"port": 8321, "env": []any{map[string]any{"name": "OGX_WORKERS", "value": "4"}, map[string]any{"name": "EXTRA", "value": "x"}}},
-		"monitoring": map[string]any{"enabled": false},
+		"config":                         map[string]any{"generated": "version: \"2\"\n", "generatedName": "plain-config-0123456789abcdef"},
+		"secretEnv":                      []any{map[string]any{"name": "OGX_OPENAI_API_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "keys", "key": "openai"}}}},
+		"container":                      map[string]any{"port": 8321, "env": []any{map[string]any{"name": "OGX_WORKERS", "value": "4"}, map[string]any{"name": "EXTRA", "value": "x"}}},
+		"monitoring":                     map[string]any{"enabled": false},
 		"registryRefreshIntervalSeconds": 30,
 	}
 	out := renderOGX(t, vals)

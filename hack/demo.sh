@@ -39,14 +39,14 @@ pids+=($!)
 echo "== applying config/samples"
 kubectl create namespace demo >/dev/null
 kubectl apply -n demo -k config/samples
-for cr in $(kubectl get llsd,trustyaiservice -n demo -o name); do
+for cr in $(kubectl get llsd,ogxserver,trustyaiservice -n demo -o name); do
   kubectl wait -n demo "$cr" --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s >/dev/null \
     || { echo "the operator did not reconcile $cr; its log:"; tail -50 "$demo/manager.log"; exit 1; }
 done
 
 echo
 echo "== the samples that ask for storage wait for a volume (no provisioner here):"
-kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,PHASE:.status.phase,STORAGE:.status.conditions[?(@.type=="StorageReady")].message'
+kubectl get llsd,ogxserver -n demo -o custom-columns='NAME:.metadata.name,PHASE:.status.phase,STORAGE:.status.conditions[?(@.type=="StorageReady")].message'
 kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,PHASE:.status.phase,STORAGE:.status.conditions[?(@.type=="PVCAvailable")].message'
 echo "== creating a static PersistentVolume for each claim; the PV controller binds them"
 for pvc in $(kubectl get pvc -n demo -o jsonpath='{.items[*].metadata.name}'); do
@@ -72,7 +72,7 @@ PV
   echo "PersistentVolume demo-$pvc ($size) for claim $pvc"
 done
 
-for cr in $(kubectl get llsd,trustyaiservice -n demo -o name); do
+for cr in $(kubectl get llsd,ogxserver,trustyaiservice -n demo -o name); do
   kubectl wait -n demo "$cr" --for=jsonpath='{.status.phase}'=Ready --timeout=90s >/dev/null \
     || { echo "$cr is not Ready:"; kubectl get -n demo "$cr" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'; exit 1; }
 done
@@ -92,6 +92,9 @@ echo "== status"
 kubectl get llsd -n demo
 echo
 kubectl get llsd -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].message,STORAGE:.status.conditions[?(@.type=="StorageReady")].reason,TRUST:.status.conditions[?(@.type=="TrustReady")].reason,SERVICE URL:.status.serviceURL'
+echo
+kubectl get ogxserver -n demo
+kubectl get ogxserver -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,CONFIG:.status.conditions[?(@.type=="ConfigGenerated")].message,SERVICE URL:.status.serviceURL'
 echo
 kubectl get trustyaiservice -n demo
 kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,PVC:.status.conditions[?(@.type=="PVCAvailable")].reason,TLS:.status.conditions[?(@.type=="TLSAvailable")].message'

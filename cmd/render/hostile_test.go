@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 )
@@ -313,6 +315,10 @@ type hostileKind struct {
 	// minLeaves guards the walk; must are leaves that have to render.
 	minLeaves int
 	must      []string
+	// contentNamed matches the names that carry a hash of the object's
+	// content (its first group is kept): a value may change such a name,
+	// not the set of objects.
+	contentNamed *regexp.Regexp
 }
 
 // TestHostileStrings walks every leaf of every kind's API and puts each
@@ -335,6 +341,19 @@ func TestHostileStrings(t *testing.T) {
 			"spec.server.config.serverVersion",
 		},
 	}, {
+		name: "OGXServer", chart: "ogx-server",
+		spec: reflect.TypeOf(ogxv1beta1.OGXServerSpec{}),
+		base: ogxBase, benign: ogxBenign, siblings: ogxSiblings, minLeaves: 300,
+		must: []string{
+			"spec.distribution.image", "spec.workload.overrides.env.[].value", "spec.workload.overrides.command.[]",
+			"spec.workload.overrides.args.[]", "spec.workload.storage.mountPath", "spec.network.externalAccess.hostname",
+			"spec.overrideConfig.name", "spec.overrideConfig.key", "spec.resources.models.[].name",
+			"spec.providers.inference.remote.vllm.[].endpoint", "spec.providers.inference.remote.vllm.[].id",
+			"spec.providers.inference.remote.custom.[].type", "spec.workload.overrides.serviceAccountName",
+		},
+		// The generated configuration's ConfigMap is named after its content.
+		contentNamed: regexp.MustCompile(`^(ConfigMap/.*-config-)[0-9a-f]{16}$`),
+	}, {
 		name: "TrustyAIService", chart: "trustyai-service",
 		spec: reflect.TypeOf(trustyv1.TrustyAIServiceSpec{}),
 		base: tasBase, benign: tasBenign, siblings: tasSiblings, minLeaves: 7,
@@ -344,6 +363,42 @@ func TestHostileStrings(t *testing.T) {
 		},
 	}} {
 		t.Run(k.name, func(t *testing.T) { hostileStrings(t, k) })
+	}
+}
+
+// ogxBase is the smallest OGXServer: a named distribution, the image's own
+// configuration.
+func ogxBase() map[string]any {
+	return map[string]any{
+		"apiVersion": "ogx.io/v1beta1", "kind": "OGXServer",
+		"metadata": map[string]any{"name": "target", "namespace": "tenant"},
+		"spec":     map[string]any{"distribution": map[string]any{"name": "starter"}},
+	}
+}
+
+func ogxBenign(l leaf) []any {
+	switch l.typ {
+	case intOrStringType:
+		return []any{"50%"}
+	case quantityType:
+		return []any{"1Gi"}
+	}
+	return []any{"x", "/x", "http://x", "remote::x", "sqlite", "llm"}
+}
+
+// ogxSiblings fills the fields required next to a leaf.
+func ogxSiblings(obj map[string]any, l leaf) {
+	p := strings.Join(l.path, ".")
+	spec := obj["spec"].(map[string]any)
+	switch {
+	case strings.HasPrefix(p, "spec.distribution."):
+		spec["distribution"] = map[string]any{}
+	case strings.HasPrefix(p, "spec.overrideConfig."):
+		spec["overrideConfig"] = map[string]any{"name": "x", "key": "config.yaml"}
+	case strings.HasPrefix(p, "spec.workload.overrides.volumeMounts."):
+		spec["workload"] = map[string]any{"overrides": map[string]any{"volumes": []any{map[string]any{"name": "x", "emptyDir": map[string]any{}}}}}
+	case strings.HasPrefix(p, "spec.providers.inference.remote.custom."):
+		spec["providers"] = map[string]any{"inference": map[string]any{"remote": map[string]any{"custom": []any{map[string]any{"type": "remote::x"}}}}}
 	}
 }
 
@@ -407,7 +462,11 @@ func hostileStrings(t *testing.T, k hostileKind) {
 			if o.Namespace != "" && o.Namespace != "tenant" {
 				t.Errorf("object %s outside the namespace", o)
 			}
-			s = append(s, o.Kind+"/"+o.Name)
+			id := o.Kind + "/" + o.Name
+			if k.contentNamed != nil {
+				id = k.contentNamed.ReplaceAllString(id, "${1}<hash>")
+			}
+			s = append(s, id)
 		}
 		sort.Strings(s)
 		return strings.Join(s, " ")

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
 )
@@ -85,6 +86,10 @@ func RelatedImages() map[string]string {
 	}
 	for name, img := range distributions.Default() {
 		images[name] = img
+	}
+	// OGX distributions share names with the older kind's: RELATED_IMAGE_OGX_<NAME>.
+	for name, img := range ogx.Distributions() {
+		images["ogx-"+name] = img
 	}
 	return images
 }

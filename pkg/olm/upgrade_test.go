@@ -79,10 +79,10 @@ func TestUpgradeSafety(t *testing.T) {
 			}
 		}
 	}
-	for _, gv := range []string{"llamastack.io/v1alpha1", "trustyai.opendatahub.io/v1alpha1", "trustyai.opendatahub.io/v1"} {
+	for _, gv := range []string{"llamastack.io/v1alpha1", "ogx.io/v1beta1", "trustyai.opendatahub.io/v1alpha1", "trustyai.opendatahub.io/v1"} {
 		assert.True(t, served[gv], "%s, which upstream served, is served", gv)
 	}
-	assert.Equal(t, map[string]string{"llamastack.io": "v1alpha1", "trustyai.opendatahub.io": "v1"}, storage, "upstream's storage versions")
+	assert.Equal(t, map[string]string{"llamastack.io": "v1alpha1", "ogx.io": "v1beta1", "trustyai.opendatahub.io": "v1"}, storage, "upstream's storage versions")
 
 	adm, err := render.NewAdmission(crds)
 	require.NoError(t, err)

@@ -10,9 +10,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	trustyv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
@@ -37,6 +39,13 @@ var registry = []entry{
 		meta:        llamastack.Meta,
 		new: func(d Deps) release.Registered {
 			return release.Register[*llamav1alpha1.LlamaStackDistribution, *llamastack.Inputs](&llamastack.Kind{Deps: d, OperatorVersion: version.Version})
+		},
+	},
+	{
+		addToScheme: ogxv1beta1.AddToScheme,
+		meta:        ogx.Meta,
+		new: func(d Deps) release.Registered {
+			return release.Register[*ogxv1beta1.OGXServer, *ogx.Inputs](&ogx.Kind{Deps: d, OperatorVersion: version.Version})
 		},
 	},
 	{

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
-
 )
 
 // fakeServer answers as a stack server does, counting the requests.
@@ -123,4 +122,3 @@ func TestServerProbeUnreachable(t *testing.T) {
 	assert.Empty(t, info.Version)
 	assert.Nil(t, info.Providers)
 }
-

@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
@@ -31,8 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
@@ -224,6 +227,33 @@ func (e *Env) WaitTASReady(t testing.TB, tas *trustyv1.TrustyAIService) {
 		}
 		return nil
 	})
+}
+
+// WaitOGX waits for the OGXServer of that name to reach the phase, its
+// Reconciled condition at its current generation, and returns it.
+func (e *Env) WaitOGX(t testing.TB, ns, name string, phase ogxv1beta1.OGXServerPhase) *ogxv1beta1.OGXServer {
+	t.Helper()
+	cr := &ogxv1beta1.OGXServer{}
+	e.Eventually(t, fmt.Sprintf("OGXServer %s/%s phase %s", ns, name, phase), func() error {
+		if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cr); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReconciled)
+		if cr.Status.Phase != phase || c == nil || c.ObservedGeneration != cr.Generation {
+			return fmt.Errorf("phase %q at generation %d, conditions %+v", cr.Status.Phase, cr.Generation, cr.Status.Conditions)
+		}
+		return nil
+	})
+	return cr
+}
+
+// OGX is an OGXServer of the starter distribution with the image's own
+// configuration.
+func OGX(ns, name string) *ogxv1beta1.OGXServer {
+	return &ogxv1beta1.OGXServer{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       ogxv1beta1.OGXServerSpec{Distribution: ogxv1beta1.DistributionSpec{Name: "starter"}},
+	}
 }
 
 // LLSD is a one-replica LlamaStackDistribution of the starter distribution.

@@ -1,0 +1,155 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
+)
+
+func ogxCondition(cr *ogxv1beta1.OGXServer, t string) *metav1.Condition {
+	return meta.FindStatusCondition(cr.Status.Conditions, t)
+}
+
+// An OGXServer with a generated configuration becomes upstream's objects:
+// the Deployment (labels, selector, env, mounts), the Service, the claim,
+// the NetworkPolicy and the configuration in an immutable ConfigMap named
+// after its content, with the Secret's value only by reference.
+func TestOGXServerGeneratedConfiguration(t *testing.T) {
+	t.Parallel()
+	ns := env.NewNamespace(t, "")
+	cr := framework.OGX(ns, "gen")
+	size := resource.MustParse("2Gi")
+	cr.Spec.Workload = &ogxv1beta1.WorkloadSpec{Storage: &ogxv1beta1.PVCStorageSpec{Size: &size}}
+	cr.Spec.Providers = &ogxv1beta1.ProvidersSpec{Inference: &ogxv1beta1.InferenceProvidersSpec{Remote: &ogxv1beta1.InferenceRemoteProviders{
+		OpenAI: []ogxv1beta1.OpenAIProvider{{RoutedProviderBase: ogxv1beta1.RoutedProviderBase{ID: "openai-primary"}, APIKey: ogxv1beta1.SecretKeyRef{Name: "openai-creds", Key: "api-key"}}},
+	}}}
+	cr.Spec.Resources = &ogxv1beta1.ResourcesSpec{Models: []ogxv1beta1.ModelConfig{{Name: "gpt-4o-mini", Provider: "openai-primary", ModelType: "llm"}}}
+	cr.Spec.DisabledAPIs = []string{"vector_io"}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+
+	got := env.WaitOGX(t, ns, "gen", ogxv1beta1.OGXServerPhaseInitializing)
+	assert.Contains(t, got.Finalizers, release.Finalizer)
+	assert.Equal(t, "http://gen-service."+ns+".svc.cluster.local:8321", got.Status.ServiceURL)
+	c := ogxCondition(got, ogxv1beta1.ConditionTypeConfigGenerated)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message)
+	require.NotNil(t, got.Status.ConfigGeneration)
+	name := got.Status.ConfigGeneration.ConfigMapName
+	assert.True(t, strings.HasPrefix(name, "gen-config-"), name)
+	assert.Equal(t, 1, got.Status.ConfigGeneration.ResourceCount)
+	require.NotNil(t, got.Status.ResolvedDistribution)
+	assert.Equal(t, "docker.io/ogxai/distribution-starter:latest", got.Status.ResolvedDistribution.Image)
+
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, env.Get(ns, name, cm))
+	assert.True(t, ptr.Deref(cm.Immutable, false))
+	assert.Contains(t, cm.Data["config.yaml"], "${env.OGX_OPENAI_PRIMARY_API_KEY}")
+	assert.Equal(t, "true", cm.Labels["ogx.io/generated-config"])
+
+	dep := &appsv1.Deployment{}
+	require.NoError(t, env.Get(ns, "gen", dep))
+	assert.Equal(t, map[string]string{"app": "ogx", "app.kubernetes.io/instance": "gen"}, dep.Spec.Selector.MatchLabels)
+	pod := dep.Spec.Template.Spec
+	assert.Equal(t, "gen-sa", pod.ServiceAccountName)
+	ctr := pod.Containers[0]
+	assert.Equal(t, "ogx", ctr.Name)
+	assert.Contains(t, ctr.Env, corev1.EnvVar{Name: "OGX_CONFIG", Value: "/etc/ogx/config.yaml"})
+	assert.Contains(t, ctr.Env, corev1.EnvVar{Name: "OGX_PORT", Value: "8321"})
+	assert.Contains(t, ctr.Env, corev1.EnvVar{Name: "HF_HOME", Value: "/.ogx"})
+	assert.Contains(t, ctr.Env, corev1.EnvVar{Name: "OGX_OPENAI_PRIMARY_API_KEY", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "openai-creds"}, Key: "api-key"}}})
+	assert.Equal(t, name, dep.Spec.Template.Annotations["configmap.hash/user-config"])
+	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, dep.Spec.Strategy.Type)
+	require.Len(t, dep.OwnerReferences, 1)
+	assert.Equal(t, "OGXServer", dep.OwnerReferences[0].Kind)
+
+	svc := &corev1.Service{}
+	require.NoError(t, env.Get(ns, "gen-service", svc))
+	assert.Equal(t, map[string]string{"app": "ogx", "app.kubernetes.io/instance": "gen"}, svc.Spec.Selector)
+	require.NoError(t, env.Get(ns, "gen-pvc", &corev1.PersistentVolumeClaim{}))
+	require.NoError(t, env.Get(ns, "gen-network-policy", &networkingv1.NetworkPolicy{}))
+
+	// A new model: a new ConfigMap, and the pods roll to it.
+	env.Update(t, got, func() { got.Spec.Resources.Models[0].Name = "gpt-4o" })
+	env.Eventually(t, "a new generated ConfigMap", func() error {
+		if err := env.Get(ns, "gen", got); err != nil {
+			return err
+		}
+		if got.Status.ConfigGeneration == nil || got.Status.ConfigGeneration.ConfigMapName == name {
+			return fmt.Errorf("not yet")
+		}
+		return env.Get(ns, "gen", dep)
+	})
+	assert.Equal(t, got.Status.ConfigGeneration.ConfigMapName, dep.Spec.Template.Annotations["configmap.hash/user-config"])
+
+	// A model naming no provider of the CR: the condition names the field,
+	// and what runs stays.
+	before := dep.Spec.Template.Annotations["configmap.hash/user-config"]
+	env.Update(t, got, func() { got.Spec.Resources.Models[0].Provider = "nope" })
+	failed := env.WaitOGX(t, ns, "gen", ogxv1beta1.OGXServerPhaseFailed)
+	c = ogxCondition(failed, ogxv1beta1.ConditionTypeConfigGenerated)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Contains(t, c.Message, "spec.resources.models[0].provider")
+	assert.Contains(t, ogxCondition(failed, status.TypeReconciled).Message, "spec.resources.models[0].provider")
+	require.NoError(t, env.Get(ns, "gen", dep))
+	assert.Equal(t, before, dep.Spec.Template.Annotations["configmap.hash/user-config"], "nothing running is touched")
+
+	require.NoError(t, k8s.Delete(context.Background(), failed))
+	env.Eventually(t, "the Deployment goes with the CR", env.GoneFrom(dep))
+	require.NoError(t, env.Get(ns, "gen-pvc", &corev1.PersistentVolumeClaim{}), "the claim outlives the CR, as upstream's")
+}
+
+// overrideConfig's ConfigMap: missing, the condition names the field; once
+// created the server starts on it; a content change rolls the pods, a
+// label change does not.
+func TestOGXServerOverrideConfig(t *testing.T) {
+	t.Parallel()
+	ns := env.NewNamespace(t, "")
+	cr := framework.OGX(ns, "ovr")
+	cr.Spec.OverrideConfig = &ogxv1beta1.ConfigMapKeyRef{Name: "my-config", Key: "run.yaml"}
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	failed := env.WaitOGX(t, ns, "ovr", ogxv1beta1.OGXServerPhaseFailed)
+	assert.Contains(t, ogxCondition(failed, status.TypeReconciled).Message, "spec.overrideConfig.name")
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "my-config"}, Data: map[string]string{"run.yaml": "version: 2\n"}}
+	require.NoError(t, k8s.Create(context.Background(), cm))
+	env.WaitOGX(t, ns, "ovr", ogxv1beta1.OGXServerPhaseInitializing)
+	dep := &appsv1.Deployment{}
+	require.NoError(t, env.Get(ns, "ovr", dep))
+	first := dep.Spec.Template.Annotations["configmap.hash/user-config"]
+	require.NotEmpty(t, first)
+	var mounted bool
+	for _, v := range dep.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == "my-config" && v.ConfigMap.Items[0].Key == "run.yaml" && v.ConfigMap.Items[0].Path == "config.yaml" {
+			mounted = true
+		}
+	}
+	assert.True(t, mounted, "the key is mounted as /etc/ogx/config.yaml")
+
+	env.Update(t, cm, func() { cm.Data["run.yaml"] = "version: 2\napis: [inference]\n" })
+	env.Eventually(t, "the pods roll to the new content", func() error {
+		if err := env.Get(ns, "ovr", dep); err != nil {
+			return err
+		}
+		if dep.Spec.Template.Annotations["configmap.hash/user-config"] == first {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+}
