@@ -14,6 +14,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,10 +43,13 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust/trusttest"
 	"github.com/ai-stack-operator/ai-stack-operator/test/chaos"
@@ -80,7 +85,7 @@ func main() {
 	flag.IntVar(&o.updates, "updates", 50, "updates of a referenced ConfigMap for the latency figure")
 	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
-	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution or TrustyAIService")
+	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer or TrustyAIService")
 	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
 	flag.BoolVar(&o.warmup, "warmup", true, "reconcile one CR in a namespace of its own before the figures: the first batch's time per CR then leaves out the process's one-time start (lazy discovery, first connections, the first heap growth)")
 	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
@@ -738,6 +743,33 @@ func benchKindOf(kind string) (benchKind, error) {
 				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != "" && cr.Status.Phase != llamav1alpha1.PhaseFailed
 			},
 		}, nil
+	case "OGXServer":
+		return benchKind{
+			cr: func(i int) client.Object {
+				cr := &ogxv1beta1.OGXServer{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("ogx-%03d", i)},
+					Spec:       ogxv1beta1.OGXServerSpec{Distribution: ogxv1beta1.DistributionSpec{Name: "starter"}},
+				}
+				if i == 0 {
+					cr.Spec.OverrideConfig = &ogxv1beta1.ConfigMapKeyRef{Name: "run-0", Key: "config.yaml"}
+				}
+				return cr
+			},
+			subject: func(i int) (*corev1.ConfigMap, error) {
+				return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "run-0"}, Data: map[string]string{"config.yaml": fmt.Sprintf("version: 2\n# %d\n", i)}}, nil
+			},
+			hash: func(cm *corev1.ConfigMap) string {
+				sum := sha256.Sum256([]byte(cm.Data["config.yaml"]))
+				return hex.EncodeToString(sum[:])
+			},
+			deployment: "ogx-000", annotation: ogx.AnnotationUserConfigHash,
+			list: func() client.ObjectList { return &ogxv1beta1.OGXServerList{} },
+			observed: func(o runtime.Object) bool {
+				cr := o.(*ogxv1beta1.OGXServer)
+				c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReconciled)
+				return c != nil && c.ObservedGeneration == cr.Generation && cr.Status.Phase != "" && cr.Status.Phase != ogxv1beta1.OGXServerPhaseFailed
+			},
+		}, nil
 	case "TrustyAIService":
 		return benchKind{
 			cr: func(i int) client.Object {
@@ -775,7 +807,7 @@ func benchKindOf(kind string) (benchKind, error) {
 			},
 		}, nil
 	}
-	return benchKind{}, fmt.Errorf("-kind %q: LlamaStackDistribution or TrustyAIService", kind)
+	return benchKind{}, fmt.Errorf("-kind %q: LlamaStackDistribution, OGXServer or TrustyAIService", kind)
 }
 
 // tasSpec is the spec of the bench's TrustyAIServices: PVC storage.

@@ -75,7 +75,7 @@ func Meta() release.Meta {
 			&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
 		},
 		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, prometheusRuleGVK, sccGVK},
-		WarningConditions: []string{status.TypeTrustReady, ogxv1beta1.ConditionTypeConfigGenerated},
+		WarningConditions: []string{status.TypeTrustReady},
 	}
 }
 
