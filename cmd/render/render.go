@@ -21,6 +21,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/convert"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
@@ -67,6 +68,10 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	fs.StringVar(&opts.kubeVersion, "kube-version", render.DefaultKubeVersion, "Kubernetes version to render for")
 	fs.StringVar(&opts.namespace, "namespace", "default", "namespace of CRs that name none")
 	fs.StringVar(&opts.operatorNamespace, "operator-namespace", "ai-stack-operator-system", "the operator's namespace (allowed through NetworkPolicies)")
+	toOGX := fs.Bool("to-ogxserver", false, "convert the LlamaStackDistributions of the file to OGXServers (ogx.io/v1beta1) and print the file, instead of rendering; what has no counterpart is a comment and a warning")
+	var convertOpts convert.Options
+	fs.StringVar(&convertOpts.Suffix, "ogxserver-suffix", convert.DefaultSuffix, "with --to-ogxserver: added to each name (an OGXServer adopts the old claim and Service only under another name)")
+	fs.BoolVar(&convertOpts.NoAdopt, "no-adopt", false, "with --to-ogxserver: leave out the adoption annotations (ogx.io/adopt-storage, ogx.io/adopt-networking)")
 	settingsFile := fs.String("settings", "", "file of the operator's settings ConfigMaps (YAML: "+settingsConfigMap+", and the upstream operators' that the kinds read) to render with")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -95,6 +100,9 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		}
 		defer f.Close()
 		in = f
+	}
+	if *toOGX {
+		return convertToOGX(in, stdout, stderr, convertOpts)
 	}
 	return renderCRs(in, stdout, opts)
 }
