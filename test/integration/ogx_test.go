@@ -16,7 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/convert"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
@@ -149,6 +152,108 @@ func TestOGXServerOverrideConfig(t *testing.T) {
 		}
 		if dep.Spec.Template.Annotations["configmap.hash/user-config"] == first {
 			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+}
+
+// The carry-over from a LlamaStackDistribution: its conversion, applied
+// beside it, takes its claim over (the same claim, never a second one) and,
+// once the old CR is deleted, starts on it and serves the old Service name.
+// A claim upstream's operator left (controlled by the old CR) loses that
+// controller at once, so that deleting the old CR keeps the data.
+func TestOGXServerCarriesOverALlamaStackDistribution(t *testing.T) {
+	t.Parallel()
+	ns := env.NewNamespace(t, "")
+	old := framework.LLSD(ns, "old")
+	size := resource.MustParse("3Gi")
+	old.Spec.Server.Storage = &llamav1alpha1.StorageSpec{Size: &size}
+	require.NoError(t, k8s.Create(context.Background(), old))
+	env.WaitLLSD(t, ns, "old", llamav1alpha1.PhaseInitializing)
+	claim := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, env.Get(ns, "old-pvc", claim))
+	require.NoError(t, env.Get(ns, "old-service", &corev1.Service{}))
+
+	cr, _ := convert.Convert(old, convert.Options{})
+	cr.ResourceVersion = ""
+	require.NoError(t, k8s.Create(context.Background(), cr))
+	env.Eventually(t, "the new server waits for the old one", func() error {
+		got := &ogxv1beta1.OGXServer{}
+		if err := env.Get(ns, "old-ogx", got); err != nil {
+			return err
+		}
+		if c := ogxCondition(got, ogxv1beta1.ConditionTypeStorageAdopted); c == nil || c.Reason != ogx.ReasonAdoptionWaiting || !strings.Contains(c.Message, "delete it") {
+			p := &corev1.PersistentVolumeClaim{}
+			_ = env.Get(ns, "old-pvc", p)
+			return fmt.Errorf("StorageAdopted %+v; conditions %+v; claim labels %v", c, got.Status.Conditions, p.Labels)
+		}
+		return nil
+	})
+	dep := &appsv1.Deployment{}
+	require.NoError(t, env.Get(ns, "old-ogx", dep))
+	assert.Equal(t, int32(0), *dep.Spec.Replicas, "no second pod on a ReadWriteOnce claim")
+	assert.Equal(t, "old-pvc", dep.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName)
+	assert.Error(t, env.Get(ns, "old-ogx-pvc", &corev1.PersistentVolumeClaim{}), "no second claim")
+
+	require.NoError(t, k8s.Delete(context.Background(), old))
+	env.Eventually(t, "the old server goes", env.GoneFrom(old))
+	got := env.WaitOGX(t, ns, "old-ogx", ogxv1beta1.OGXServerPhaseInitializing)
+	env.Eventually(t, "the new server starts on the claim and serves the old name", func() error {
+		if err := env.Get(ns, "old-ogx", got); err != nil {
+			return err
+		}
+		if c := ogxCondition(got, ogxv1beta1.ConditionTypeStorageAdopted); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("StorageAdopted %+v", c)
+		}
+		if c := ogxCondition(got, ogxv1beta1.ConditionTypeNetworkingAdopted); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("NetworkingAdopted %+v", c)
+		}
+		return env.Get(ns, "old-ogx", dep)
+	})
+	assert.Equal(t, int32(1), *dep.Spec.Replicas)
+	assert.Equal(t, "/.llama", dep.Spec.Template.Spec.Containers[0].VolumeMounts[0].MountPath)
+	after := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, env.Get(ns, "old-pvc", after))
+	assert.Equal(t, claim.UID, after.UID, "the same claim, with its data")
+	assert.Equal(t, "old", after.Labels[ogxv1beta1.AdoptedFromLabel])
+	assert.Equal(t, "old-ogx", after.Labels["app.kubernetes.io/instance"])
+	assert.NotEmpty(t, after.Annotations[ogxv1beta1.AdoptedAtAnnotation])
+	svc := &corev1.Service{}
+	require.NoError(t, env.Get(ns, "old-service", svc))
+	assert.Equal(t, map[string]string{"app": "ogx", "app.kubernetes.io/instance": "old-ogx"}, svc.Spec.Selector, "clients of the old name reach the new pods")
+	assert.Error(t, env.Get(ns, "old-ogx-pvc", &corev1.PersistentVolumeClaim{}), "still no second claim")
+
+	// A claim upstream's operator made: controlled by the (gone) old CR.
+	up := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "up-pvc", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "llamastack.io/v1alpha1", Kind: "LlamaStackDistribution", Name: "up", UID: "0c2b1f6e-0000-4000-8000-000000000001", Controller: ptr.To(true),
+		}}},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}}},
+	}
+	require.NoError(t, k8s.Create(context.Background(), up))
+	next := framework.OGX(ns, "next")
+	next.Annotations = map[string]string{ogxv1beta1.AdoptStorageAnnotation: "up"}
+	require.NoError(t, k8s.Create(context.Background(), next))
+	env.Eventually(t, "upstream's claim is adopted", func() error {
+		if err := env.Get(ns, "up-pvc", up); err != nil {
+			return err
+		}
+		if len(up.OwnerReferences) != 0 || up.Labels["app.kubernetes.io/instance"] != "next" {
+			return fmt.Errorf("owners %v, labels %v", up.OwnerReferences, up.Labels)
+		}
+		return nil
+	})
+
+	// A value that names the server itself is refused, and nothing is adopted.
+	self := framework.OGX(ns, "self")
+	self.Annotations = map[string]string{ogxv1beta1.AdoptStorageAnnotation: "self"}
+	require.NoError(t, k8s.Create(context.Background(), self))
+	env.Eventually(t, "AdoptionConfigInvalid", func() error {
+		if err := env.Get(ns, "self", self); err != nil {
+			return err
+		}
+		if c := ogxCondition(self, ogxv1beta1.ConditionTypeAdoptionConfigInvalid); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "own name") {
+			return fmt.Errorf("AdoptionConfigInvalid %+v", c)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,6 +27,8 @@ type Inputs struct {
 	// configFailure is why the configuration could not be generated; the
 	// rest of the inputs are gathered, for the status.
 	configFailure *status.Failure
+	// adoption is what the adoption annotations found (adopt.go).
+	adoption adoption
 }
 
 // Gather implements release.Kind: the operator's settings, the platform,
@@ -58,6 +61,11 @@ func (k *Kind) Gather(ctx context.Context, cr *ogxv1beta1.OGXServer) (*Inputs, e
 	if hash := in.trust.MountHash(); hash != "" {
 		in.values.Trust = mountedTrust{ConfigMapName: bundleName(cr.Name), Hash: hash}
 	}
+	if in.adoption, err = k.gatherAdoption(ctx, cr, time.Now()); err != nil {
+		return nil, err
+	}
+	k.setWaiting(cr.UID, in.adoption.Waiting)
+	in.values.Adoption = adoptionValues{Claim: in.adoption.Claim, Waiting: in.adoption.Waiting, ServiceAlias: in.adoption.ServiceAlias}
 	spec := cr.Spec
 	switch {
 	case spec.OverrideConfig != nil:

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
@@ -41,6 +43,28 @@ type Kind struct {
 
 	probeOnce sync.Once
 	probes    *stackserver.Prober
+
+	// waiting are the CRs whose adoption waits for the old server to go:
+	// they are looked at again every adoptionRecheck (the old kind is not
+	// watched by this kind).
+	mu      sync.Mutex
+	waiting map[types.UID]bool
+}
+
+// adoptionRecheck is how often a CR waiting for the old server looks again.
+const adoptionRecheck = 10 * time.Second
+
+func (k *Kind) setWaiting(uid types.UID, waiting bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !waiting {
+		delete(k.waiting, uid)
+		return
+	}
+	if k.waiting == nil {
+		k.waiting = map[types.UID]bool{}
+	}
+	k.waiting[uid] = true
 }
 
 // servers asks the servers what they say of themselves.
@@ -99,6 +123,11 @@ func (k *Kind) Recheck(cr *ogxv1beta1.OGXServer) time.Duration {
 	if k.servers().Probing(cr.UID) {
 		return stackserver.Recheck
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.waiting[cr.UID] {
+		return adoptionRecheck
+	}
 	return 0
 }
 
@@ -112,7 +141,7 @@ func (k *Kind) Status(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs,
 			return err
 		}
 	}
-	if name := obs.Find("Service"); name != "" {
+	if name := ownService(cr, obs); name != "" {
 		svc, err := release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.Service{})
 		if err != nil {
 			return err
@@ -126,7 +155,16 @@ func (k *Kind) Status(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs,
 			o.Server = &answer
 		}
 	}
-	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
+	if in != nil && in.adoption.Claim != "" {
+		// The adopted claim is not labelled as the operator's: read it from
+		// the API server; what it holds is what is asked.
+		if o.Claim, err = release.GetOptional(ctx, k.APIReader, cr.Namespace, in.adoption.Claim, &corev1.PersistentVolumeClaim{}); err != nil {
+			return err
+		}
+		if o.Claim != nil {
+			o.StorageRequested = ptr.To(o.Claim.Spec.Resources.Requests[corev1.ResourceStorage])
+		}
+	} else if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
 		if o.Claim, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
 			return err
 		}
@@ -192,12 +230,17 @@ func observe(cr *ogxv1beta1.OGXServer, in *Inputs, obs release.Observation, oper
 		o.OverrideHash = in.values.OverrideHash
 		o.ConfigFailure = in.configFailure
 		o.Image, _ = imageOf(spec.Distribution.Name, spec.Distribution.Image, in.settings.Distributions)
+		o.Adoption = in.adoption
+		if in.adoption.Waiting {
+			o.Replicas = 0
+		}
+
 	}
 	o.ActiveDistribution = spec.Distribution.Name
 	if o.ActiveDistribution == "" {
 		o.ActiveDistribution = "custom"
 	}
-	if name := obs.Find("Service"); name != "" {
+	if name := ownService(cr, obs); name != "" {
 		port := ogxv1beta1.DefaultServerPort
 		if n := spec.Network; n != nil && n.Port != 0 {
 			port = n.Port
@@ -209,4 +252,16 @@ func observe(cr *ogxv1beta1.OGXServer, in *Inputs, obs release.Observation, oper
 		o.ServiceURL = fmt.Sprintf("%s://%s.%s.svc.cluster.local:%d", scheme, name, cr.Namespace, port)
 	}
 	return o
+}
+
+// ownService is the server's own Service when the release renders it ("" when
+// not): the release may render adopted Service names too.
+func ownService(cr *ogxv1beta1.OGXServer, obs release.Observation) string {
+	name := serviceName(cr.Name)
+	for _, o := range obs.Objects {
+		if o.Kind == "Service" && o.Name == name {
+			return name
+		}
+	}
+	return ""
 }

@@ -50,6 +50,8 @@ type observed struct {
 	ConfigFailure *status.Failure
 	// Declarative is true when the spec asks for a generated configuration.
 	Declarative bool
+	// Adoption is what the adoption annotations found.
+	Adoption adoption
 	// Server is what the server said of itself; nil when not asked or
 	// not answered yet (ServerAsked).
 	Server      *stackserver.Answer
@@ -113,6 +115,21 @@ func computeStatus(prev ogxv1beta1.OGXServerStatus, obs observed) ogxv1beta1.OGX
 		meta.RemoveStatusCondition(&st.Conditions, status.TypeStorageReady)
 	}
 	set(status.TrustCondition(obs.Trust))
+	if !obs.Deleting {
+		for typ, c := range map[string]*metav1.Condition{
+			ogxv1beta1.ConditionTypeAdoptionConfigInvalid: obs.Adoption.Invalid,
+			ogxv1beta1.ConditionTypeNetworkingAdopted:     obs.Adoption.Networking,
+		} {
+			if c == nil {
+				meta.RemoveStatusCondition(&st.Conditions, typ)
+			}
+		}
+		for _, c := range []*metav1.Condition{obs.Adoption.Storage, obs.Adoption.Networking, obs.Adoption.Invalid} {
+			if c != nil {
+				set(*c)
+			}
+		}
+	}
 	if c := configCondition(obs); c != nil {
 		set(*c)
 	}
@@ -123,6 +140,8 @@ func computeStatus(prev ogxv1beta1.OGXServerStatus, obs observed) ogxv1beta1.OGX
 		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Error()}
 	case deploymentReady.Status != metav1.ConditionTrue:
 		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: deploymentReady.Reason, Message: deploymentReady.Message}
+	case obs.Adoption.Waiting && obs.Adoption.Storage != nil:
+		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting, Message: obs.Adoption.Storage.Message}
 	case serviceReady.Status != metav1.ConditionTrue:
 		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: serviceReady.Reason, Message: serviceReady.Message}
 	}

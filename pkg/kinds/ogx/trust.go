@@ -64,6 +64,9 @@ func (k *Kind) gatherTrust(ctx context.Context, cr *ogxv1beta1.OGXServer, source
 // bundle before the chart that mounts it is applied, and is removed when no
 // CA source applies any more. On a failed merge the last good bundle stays.
 func (k *Kind) Prepare(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs) error {
+	if err := k.protectClaim(ctx, in.adoption); err != nil {
+		return err
+	}
 	labels := map[string]string{"app.kubernetes.io/instance": naming.ChildName(cr.Name, ""), "app.kubernetes.io/component": "ca-bundle"}
 	return k.bundle().Write(ctx, cr, bundleName(cr.Name), labels, in.trust, in.stored)
 }
@@ -71,6 +74,7 @@ func (k *Kind) Prepare(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs
 // Cleanup implements release.Preparer: the bundle ConfigMap goes with the CR.
 func (k *Kind) Cleanup(ctx context.Context, cr *ogxv1beta1.OGXServer) error {
 	k.servers().Forget(cr.UID)
+	k.setWaiting(cr.UID, false)
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
 }
 

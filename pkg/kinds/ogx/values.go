@@ -88,6 +88,16 @@ type valuesInputs struct {
 	// Generated is the generated configuration; nil when not in generated mode.
 	Generated *generated
 	Trust     mountedTrust
+	// Adoption is what the adoption annotations give the chart.
+	Adoption adoptionValues
+}
+
+// adoptionValues are the adopted claim (mounted instead of <name>-pvc), the
+// wait for the old server (zero replicas, no HPA) and the old Service name.
+type adoptionValues struct {
+	Claim        string
+	Waiting      bool
+	ServiceAlias string
 }
 
 // chartValues are the values of the ogx-server chart
@@ -119,6 +129,7 @@ type chartValues struct {
 	NetworkPolicy                  networkPolicy                     `json:"networkPolicy"`
 	Expose                         expose                            `json:"expose"`
 	Capabilities                   capabilities                      `json:"capabilities"`
+	ServiceAliases                 []string                          `json:"serviceAliases,omitempty"`
 	AnyUID                         anyUID                            `json:"anyuid"`
 }
 
@@ -151,6 +162,7 @@ type storageValues struct {
 	Enabled   bool   `json:"enabled"`
 	Size      string `json:"size,omitempty"`
 	MountPath string `json:"mountPath"`
+	ClaimName string `json:"claimName,omitempty"`
 }
 
 type configValues struct {
@@ -267,6 +279,16 @@ func translate(cr *ogxv1beta1.OGXServer, in valuesInputs) (*chartValues, error) 
 	}
 	if err := storage(v, w.Storage, in.ClaimedStorage); err != nil {
 		return nil, err
+	}
+	if a := in.Adoption; a.Claim != "" {
+		v.Storage.Enabled, v.Storage.ClaimName = true, a.Claim
+		if a.Waiting {
+			// The old server still mounts the claim: wait for it.
+			v.Replicas, v.Autoscaling = 0, autoscaling{}
+		}
+	}
+	if in.Adoption.ServiceAlias != "" {
+		v.ServiceAliases = []string{in.Adoption.ServiceAlias}
 	}
 	if spec.RegistryRefreshIntervalSeconds != nil {
 		v.RegistryRefreshIntervalSeconds = *spec.RegistryRefreshIntervalSeconds

@@ -41,9 +41,26 @@ type ServerTLS struct {
 type Output struct {
 	// Config is the config YAML (deterministic: same Input, same bytes).
 	Config []byte
-	// Env are the variables the config reads Secrets through
+	// Env are the variables the config (or Prelude) reads Secrets through
 	// (valueFrom.secretKeyRef), sorted by name, one per name.
 	Env []corev1.EnvVar
+	// Prelude is a POSIX sh command list, without a trailing newline or
+	// separator, that the container must run before the server, in the
+	// shell that then execs it (sh -c "<Prelude>\nexec <server>"); empty
+	// when the config needs none. It is a constant: it holds no Secret
+	// value, only reads the variables of Env.
+	//
+	// For spec.storage.sql type postgres it reads the URL in
+	// $OGX_STORAGE_SQL_CONNECTION_STRING (postgres:// or postgresql://,
+	// with user, password, host and database; port 5432 by default) and
+	// exports OGX_STORAGE_SQL_HOST, _PORT, _DB, _USER and _PASSWORD, which
+	// the config's sql_default reads: host and db decoded, user and
+	// password percent-encoded as the server's SQLAlchemy URL reads them.
+	// Query parameters (sslmode, ...) are ignored, with a note on stderr.
+	// It needs python3. When the URL cannot be used (or python3 is
+	// missing) it writes "ogx: ..." on stderr and exits 1, without writing
+	// any part of the URL.
+	Prelude string
 	// Providers is the number of providers in the config, base ones
 	// included (status.configGeneration.providerCount).
 	Providers int
@@ -171,6 +188,7 @@ func Generate(in Input) (Output, error) {
 	return Output{
 		Config:        config,
 		Env:           env,
+		Prelude:       g.prelude,
 		Providers:     providers.count(),
 		Resources:     len(models),
 		ConfigVersion: configVersion,
@@ -198,6 +216,8 @@ func ConfigMapName(crName string, config []byte) string {
 type generator struct {
 	spec *v1beta1.OGXServerSpec
 	env  []envRef
+	// prelude is Output.Prelude.
+	prelude string
 }
 
 // server is the base's server section with port set from spec.network.port

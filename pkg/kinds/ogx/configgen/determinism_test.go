@@ -38,6 +38,7 @@ func TestDeterminism(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, string(first.Config), string(out.Config))
 				assert.Equal(t, first.Env, out.Env)
+				assert.Equal(t, first.Prelude, out.Prelude)
 				assert.Equal(t, first.Providers, out.Providers)
 			}
 		})

@@ -20,7 +20,9 @@
 // secretRefs key k gives config key k and FIELD norm(k). apis is the
 // base's without disabledAPIs; models of spec.resources replace the base's;
 // server.port is spec.network.port (else the base's, else 8321); storage is
-// generated only when spec.storage is set.
+// generated only when spec.storage is set. Output.Prelude is a shell
+// snippet the container runs before the server when the config reads
+// variables it sets (postgres from a connection string); else empty.
 //
 // # Differences from upstream's operator (ogx-ai/ogx-k8s-operator)
 //
@@ -77,9 +79,24 @@
 //     for, goes in the URL's user information (host ":${env.OGX_STORAGE_KV_PASSWORD}@redis"),
 //     so it must be URL-safe. rediss://, database paths and credentials in
 //     the endpoint are errors.
-//   - Postgres from a connection string is an error: the server's
-//     sql_postgres backend has no connection string setting. A postgres
-//     backend can come from the base config, with spec.storage unset.
+//   - Postgres from a connection string: the server's sql_postgres backend
+//     has no connection string setting; it takes host, port, db, user and
+//     password. The Secret key is OGX_STORAGE_SQL_CONNECTION_STRING of
+//     Env, and sql_default reads ${env.OGX_STORAGE_SQL_HOST}, _PORT, _DB,
+//     _USER and _PASSWORD, which Output.Prelude (a sh snippet, with
+//     python3, run in the container before the server) exports from the
+//     URL; it exits 1 with a message on stderr when the URL cannot be used
+//     (not postgres:// or postgresql://, no host, database, user or
+//     password, bad port, several hosts). The server builds
+//     postgresql+asyncpg://user:password@host:port/db and SQLAlchemy
+//     percent-decodes its user and password, so these are exported
+//     percent-encoded (and the first character encoded when the server
+//     would read the value as a number or boolean, or expand a leading ~).
+//     The URL's query parameters (sslmode, ...) are dropped: the backend
+//     has no setting for them (asyncpg then uses $PGSSLMODE, else
+//     prefer: TLS when the server offers it, without verification). A
+//     postgres backend can also come from the base config, with
+//     spec.storage unset.
 //   - The generated stores add connectors to upstream's metadata,
 //     inference, conversations and prompts; the base's other backends and
 //     stores are kept.

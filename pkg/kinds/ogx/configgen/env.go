@@ -2,6 +2,7 @@ package configgen
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,6 +71,11 @@ func (g *generator) secret(providerID, field string, ref v1beta1.SecretKeyRef, p
 // secretEnv records the variable name, fed by ref, and returns ${env.name}.
 func (g *generator) secretEnv(name string, ref v1beta1.SecretKeyRef, path string) string {
 	g.env = append(g.env, envRef{name: name, ref: ref, path: path})
+	return envRefString(name)
+}
+
+// envRefString is the config's reference to variable name: ${env.name}.
+func envRefString(name string) string {
 	return "${env." + name + "}"
 }
 
@@ -80,6 +86,10 @@ func (g *generator) envVars() ([]corev1.EnvVar, error) {
 	for _, e := range g.env {
 		if !envNamePattern.MatchString(e.name) {
 			return nil, status.Invalid(e.path, "the environment variable name %q made for this Secret reference is not valid: change the provider ID or key", e.name)
+		}
+		if g.prelude != "" && slices.Contains(postgresPreludeVars, e.name) {
+			return nil, status.Invalid(e.path,
+				"the environment variable name %q made for this Secret reference is set from spec.storage.sql.connectionString: change the provider ID or key", e.name)
 		}
 		if first, ok := seen[e.name]; ok {
 			if first.ref != e.ref {

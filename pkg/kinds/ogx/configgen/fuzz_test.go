@@ -36,6 +36,7 @@ func FuzzGenerate(f *testing.F) {
 	}
 	f.Add([]byte(`{"providers":{"inference":{"remote":{"custom":[{"type":"remote::x","settings":{"a":[1,2.5,{"b":null}]}}]}}}}`), []byte("version: 2\n"))
 	f.Add([]byte(`{"storage":{"kv":{"type":"redis","endpoint":"[::1]:6379"}}}`), []byte("version: 2\nstorage: {backends: {}}\n"))
+	f.Add([]byte(`{"storage":{"sql":{"type":"postgres"}}}`), []byte("version: 2\n"))
 	f.Add([]byte(`{"disabledAPIs":["inference"]}`), []byte("version: &v 2\na: *v\nb: {<<: {c: 1}}\n"))
 	f.Fuzz(func(t *testing.T, specJSON, base []byte) {
 		var spec v1beta1.OGXServerSpec
@@ -59,7 +60,7 @@ func FuzzGenerate(f *testing.F) {
 			t.Fatalf("the config is not YAML: %v\n%s", err, out.Config)
 		}
 		again, err := Generate(in)
-		if err != nil || string(again.Config) != string(out.Config) {
+		if err != nil || string(again.Config) != string(out.Config) || again.Prelude != out.Prelude {
 			t.Fatalf("second run differs: %v", err)
 		}
 		for i := 1; i < len(out.Env); i++ {

@@ -88,11 +88,12 @@ func metaYAML(t *testing.T, out Output) []byte {
 		Key    string `json:"key"`
 	}
 	meta := struct {
-		Providers     int   `json:"providers"`
-		Resources     int   `json:"resources"`
-		ConfigVersion int   `json:"configVersion"`
-		Env           []env `json:"env"`
-	}{Providers: out.Providers, Resources: out.Resources, ConfigVersion: out.ConfigVersion, Env: []env{}}
+		Providers     int    `json:"providers"`
+		Resources     int    `json:"resources"`
+		ConfigVersion int    `json:"configVersion"`
+		Env           []env  `json:"env"`
+		Prelude       string `json:"prelude,omitempty"`
+	}{Providers: out.Providers, Resources: out.Resources, ConfigVersion: out.ConfigVersion, Env: []env{}, Prelude: out.Prelude}
 	for _, e := range out.Env {
 		require.NotNil(t, e.ValueFrom)
 		require.NotNil(t, e.ValueFrom.SecretKeyRef)
@@ -107,8 +108,9 @@ func metaYAML(t *testing.T, out Output) []byte {
 var ogxRef = regexp.MustCompile(`\$\{env\.(OGX_[A-Z0-9_]+)\}`)
 
 // checkEnvReferences checks that the config reads exactly the variables of
-// Env (the test bases reference no OGX_ variables of their own), that Env
-// is sorted without repeats, and that the config is YAML.
+// Env, those the Prelude reads replaced by those it sets (the test bases
+// reference no OGX_ variables of their own), that Env is sorted without
+// repeats, and that the config is YAML.
 func checkEnvReferences(t *testing.T, out Output) {
 	t.Helper()
 	refs := map[string]bool{}
@@ -122,9 +124,17 @@ func checkEnvReferences(t *testing.T, out Output) {
 	sort.Strings(want)
 	var got []string
 	for _, e := range out.Env {
+		if out.Prelude != "" && e.Name == envSQLConnectionString {
+			continue
+		}
 		got = append(got, e.Name)
 	}
+	if out.Prelude != "" {
+		got = append(got, postgresPreludeVars...)
+		sort.Strings(got)
+	}
 	assert.Equal(t, want, got, "the config's ${env.OGX_...} references and Env differ")
+	assert.True(t, sort.SliceIsSorted(out.Env, func(i, j int) bool { return out.Env[i].Name < out.Env[j].Name }))
 	var doc map[string]any
 	require.NoError(t, yamlv3.Unmarshal(out.Config, &doc))
 	assert.NotEmpty(t, doc["version"])

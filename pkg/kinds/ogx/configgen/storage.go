@@ -57,7 +57,7 @@ func (g *generator) storage(base map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sql, err := sqlStorage(s.SQL)
+	sql, err := g.sqlStorage(s.SQL)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,11 @@ func (g *generator) kvStorage(kv *v1beta1.KVStorageSpec) (map[string]any, error)
 	return nil, status.Invalid("spec.storage.kv.type", "type %q is not a key-value backend: use sqlite or redis", typ)
 }
 
-func sqlStorage(sql *v1beta1.SQLStorageSpec) (map[string]any, error) {
+// sqlStorage is the sql_default backend of spec.storage.sql. Postgres reads
+// the connection string's parts from the variables postgresPrelude sets
+// (the server's sql_postgres backend takes host, port, db, user and
+// password, not a connection string).
+func (g *generator) sqlStorage(sql *v1beta1.SQLStorageSpec) (map[string]any, error) {
 	typ := "sqlite"
 	if sql != nil && sql.Type != "" {
 		typ = sql.Type
@@ -113,15 +117,26 @@ func sqlStorage(sql *v1beta1.SQLStorageSpec) (map[string]any, error) {
 	switch typ {
 	case "sqlite":
 		if sql != nil && sql.ConnectionString != nil {
-			return nil, status.Invalid("spec.storage.sql.connectionString", "connectionString applies only to type postgres: remove it")
+			return nil, status.Invalid("spec.storage.sql.connectionString", "connectionString applies only to type postgres: remove it or set type: postgres")
 		}
 		return map[string]any{"type": "sql_sqlite", "db_path": sqliteSQLPath}, nil
 	case "postgres":
-		return nil, status.Invalid("spec.storage.sql.type",
-			"the OGX server's postgres backend takes host, port, db, user and password, not a connection string, so a config made from connectionString would not start: "+
-				"use type sqlite, or leave spec.storage unset and define storage.backends.%s (type sql_postgres) in the base config (spec.baseConfig)", sqlBackend)
+		if sql.ConnectionString == nil {
+			return nil, status.Invalid("spec.storage.sql.connectionString",
+				"type postgres needs the connection string: reference the Secret key holding it (postgresql://user:password@host:5432/database)")
+		}
+		g.secretEnv(envSQLConnectionString, *sql.ConnectionString, "spec.storage.sql.connectionString")
+		g.prelude = postgresPrelude
+		return map[string]any{
+			"type":     "sql_postgres",
+			"host":     envRefString(envSQLHost),
+			"port":     envRefString(envSQLPort),
+			"db":       envRefString(envSQLDB),
+			"user":     envRefString(envSQLUser),
+			"password": envRefString(envSQLPassword),
+		}, nil
 	}
-	return nil, status.Invalid("spec.storage.sql.type", "type %q is not a SQL backend: use sqlite", typ)
+	return nil, status.Invalid("spec.storage.sql.type", "type %q is not a SQL backend: use sqlite or postgres", typ)
 }
 
 // redisEndpoint splits a Redis endpoint, redis://host[:port] or
