@@ -116,7 +116,7 @@ func generate(cr *ogxv1beta1.OGXServer, base []byte, source string) (*generated,
 	}
 	return &generated{
 		Config: out.Config, Env: out.Env, ConfigMapName: configgen.ConfigMapName(cr.Name, out.Config),
-		Providers: out.Providers, Resources: out.Resources, Version: out.ConfigVersion,
+		Providers: out.Providers, Resources: out.Resources, Version: out.ConfigVersion, Prelude: out.Prelude,
 		BaseSource: source, BaseHash: hashOf(bytes.TrimSpace(base)),
 	}, nil
 }

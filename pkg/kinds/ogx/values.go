@@ -30,6 +30,10 @@ const (
 	AnnotationIdentityHash = "configmap.hash/identity"
 )
 
+// entrypoint is the OGX images' entrypoint (ogx-ai/ogx containers/Containerfile),
+// which a prelude execs when the user gives no command.
+const entrypoint = "/usr/local/bin/ogx-entrypoint.sh"
+
 // Where the chart mounts the server's TLS pair (network.tls.secretName).
 const (
 	serverCertFile = "/etc/ogx-tls/server/tls.crt"
@@ -63,6 +67,8 @@ type generated struct {
 	Providers     int
 	Resources     int
 	Version       int
+	// Prelude runs before the server in its shell (configgen.Output.Prelude).
+	Prelude string
 	// BaseSource says where the base came from: "configmap", "distribution".
 	BaseSource string
 	BaseHash   string
@@ -313,6 +319,17 @@ func translate(cr *ogxv1beta1.OGXServer, in valuesInputs) (*chartValues, error) 
 	case in.Generated != nil:
 		v.Config = configValues{Generated: string(in.Generated.Config), GeneratedName: in.Generated.ConfigMapName}
 		v.SecretEnv = in.Generated.Env
+		if p := in.Generated.Prelude; p != "" {
+			// The prelude (the parts of a connection string) runs in the
+			// shell that then execs the server: the user's command, or the
+			// image's entrypoint.
+			run := v.Container.Command
+			if len(run) == 0 {
+				run = []string{entrypoint}
+			}
+			v.Container.Args = append(append([]string{}, run...), v.Container.Args...)
+			v.Container.Command = []string{"/bin/sh", "-c", p + "\nexec \"$@\"", "ogx"}
+		}
 		annotate(v, AnnotationUserConfigHash, in.Generated.ConfigMapName)
 		if v.TLS.SecretName != "" {
 			serves = "https"

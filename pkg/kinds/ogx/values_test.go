@@ -2,6 +2,7 @@ package ogx
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -207,4 +208,31 @@ func TestSettingsImagePrecedence(t *testing.T) {
 	require.True(t, errors.As(err, &f))
 	assert.Equal(t, status.ReasonInvalidOperatorSettings, f.Reason)
 	assert.Contains(t, f.Field, KeyImageOverrides)
+}
+
+// A postgres connection string reaches the server through a prelude in the
+// container's shell, which then execs the image's entrypoint (or the user's
+// command); the Secret only by secretKeyRef.
+func TestValuesPostgresPrelude(t *testing.T) {
+	spec := `
+spec:
+  distribution: {name: starter}
+  storage:
+    sql: {type: postgres, connectionString: {name: pg, key: url}}
+`
+	v := valuesOf(t, crOf(t, spec))
+	require.Len(t, v.Container.Command, 4)
+	assert.Equal(t, []string{"/bin/sh", "-c"}, v.Container.Command[:2])
+	assert.Contains(t, v.Container.Command[2], "OGX_STORAGE_SQL_CONNECTION_STRING")
+	assert.True(t, strings.HasSuffix(v.Container.Command[2], "\nexec \"$@\""))
+	assert.Equal(t, []string{entrypoint}, v.Container.Args)
+	assert.Contains(t, v.Config.Generated, "${env.OGX_STORAGE_SQL_HOST}")
+	var names []string
+	for _, e := range v.SecretEnv {
+		names = append(names, e.Name)
+	}
+	assert.Contains(t, names, "OGX_STORAGE_SQL_CONNECTION_STRING")
+
+	own := valuesOf(t, crOf(t, spec+"  workload: {overrides: {command: [my-server], args: [--flag]}}\n"))
+	assert.Equal(t, []string{"my-server", "--flag"}, own.Container.Args)
 }
