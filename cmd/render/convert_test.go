@@ -78,3 +78,19 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	code := Main(args, strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
+
+// Upstream's OGXServer samples and documented examples, as the kuttl suites
+// apply them, render offline (admission by the CRD, the translation, the
+// chart, the guard), but those whose configuration is read from a
+// ConfigMap of their namespace at reconcile (spec.baseConfig), which an
+// offline render cannot read.
+func TestUpstreamOGXServersRenderOffline(t *testing.T) {
+	for _, suite := range []string{"ogx-upstream-samples", "ogx-upstream-docs"} {
+		f := filepath.Join("..", "..", "test", "e2e", suite, "00-install.yaml")
+		out, errOut, code := run(t, "-f", f, "--watches-file", filepath.Join("..", "..", "watches.yaml"))
+		require.Equal(t, 0, code, "%s: %s", suite, errOut)
+		in, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Equal(t, strings.Count(string(in), "kind: OGXServer\n"), strings.Count(out, "# OGXServer "), "%s: every OGXServer renders", suite)
+	}
+}

@@ -2,10 +2,8 @@ package llamastack
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -20,18 +18,13 @@ import (
 // did, and offline renders.
 func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
 	server := cr.Spec.Server
-	check := func(field, value string, validate func(string) []string, what string) error {
-		if errs := validate(value); len(errs) > 0 {
-			return status.Invalid(field, "%s is not a valid %s: %s", shorten(value), what, strings.Join(errs, "; "))
-		}
-		return nil
-	}
+	check := status.CheckName
 	var checks []error
 	if n := server.ContainerSpec.Name; n != "" {
 		checks = append(checks, check("spec.server.containerSpec.name", n, validation.IsDNS1123Label, "container name (lowercase letters, digits and '-', at most 63 characters)"))
 	}
 	if img := server.Distribution.Image; img != "" && strings.TrimSpace(img) != img {
-		checks = append(checks, status.Invalid("spec.server.distribution.image", "%s has leading or trailing whitespace; remove it", shorten(img)))
+		checks = append(checks, status.Invalid("spec.server.distribution.image", "%s has leading or trailing whitespace; remove it", status.Quote(img)))
 	}
 	if po := server.PodOverrides; po != nil && po.ServiceAccountName != "" {
 		checks = append(checks, check("spec.server.podOverrides.serviceAccountName", po.ServiceAccountName, validation.IsDNS1123Subdomain, "ServiceAccount name"))
@@ -55,8 +48,8 @@ func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
 	// spec.network.allowedFrom is not refused: an entry that can match no
 	// namespace is left out of the NetworkPolicy and reported (network.go).
 	if pdb := server.PodDisruptionBudget; pdb != nil {
-		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.minAvailable", pdb.MinAvailable))
-		checks = append(checks, checkIntOrPercent("spec.server.podDisruptionBudget.maxUnavailable", pdb.MaxUnavailable))
+		checks = append(checks, status.IntOrPercent("spec.server.podDisruptionBudget.minAvailable", pdb.MinAvailable))
+		checks = append(checks, status.IntOrPercent("spec.server.podDisruptionBudget.maxUnavailable", pdb.MaxUnavailable))
 	}
 	for _, err := range checks {
 		if err != nil {
@@ -64,30 +57,4 @@ func checkNames(cr *llamav1alpha1.LlamaStackDistribution) error {
 		}
 	}
 	return nil
-}
-
-var percent = regexp.MustCompile(`^[0-9]+%$`)
-
-// checkIntOrPercent refuses a string that is not a percentage, as the API
-// server would in a PodDisruptionBudget.
-func checkIntOrPercent(field string, v *intstr.IntOrString) error {
-	switch {
-	case v == nil:
-		return nil
-	case v.Type == intstr.Int && v.IntVal < 0:
-		return status.Invalid(field, "%d is negative; give a number of pods (0 or more) or a percentage such as 50%%", v.IntVal)
-	case v.Type == intstr.String && !percent.MatchString(v.StrVal):
-		return status.Invalid(field, "%s is neither a number of pods nor a percentage such as 50%%", shorten(v.StrVal))
-	}
-	return nil
-}
-
-// shorten quotes a value for a message, cut so that a 10 KiB string does
-// not become a 10 KiB condition.
-func shorten(s string) string {
-	const max = 64
-	if len(s) > max {
-		return fmt.Sprintf("%q... (%d bytes)", s[:max], len(s))
-	}
-	return fmt.Sprintf("%q", s)
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // TypeAllowedFromValid says whether every entry of spec.network.allowedFrom
@@ -56,7 +57,7 @@ func allowedFromSources(af *llamav1alpha1.AllowedFromSpec) allowedSources {
 		case len(validation.IsDNS1123Label(ns)) == 0:
 			out.Namespaces = append(out.Namespaces, ns)
 		default:
-			msg := fmt.Sprintf("%s %s is not a namespace name (lowercase letters, digits and '-', at most 63 characters), so no namespace can match it", field, shorten(ns))
+			msg := fmt.Sprintf("%s %s is not a namespace name (lowercase letters, digits and '-', at most 63 characters), so no namespace can match it", field, status.Quote(ns))
 			if lower := strings.ToLower(ns); lower != ns && len(validation.IsDNS1123Label(lower)) == 0 {
 				msg += fmt.Sprintf(" (did you mean %q?)", lower)
 			}
@@ -73,7 +74,7 @@ func allowedFromSources(af *llamav1alpha1.AllowedFromSpec) allowedSources {
 			out.MatchLabels = append(out.MatchLabels, map[string]string{k: v})
 			continue
 		}
-		out.Ignored = append(out.Ignored, fmt.Sprintf("%s %s is neither a label key (such as example.com/team) nor key=value (such as team=frontend), so no namespace can match it", field, shorten(l)))
+		out.Ignored = append(out.Ignored, fmt.Sprintf("%s %s is neither a label key (such as example.com/team) nor key=value (such as team=frontend), so no namespace can match it", field, status.Quote(l)))
 	}
 	if out.AllowAll {
 		out.Namespaces = nil

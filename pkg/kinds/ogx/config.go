@@ -125,7 +125,7 @@ func generate(cr *ogxv1beta1.OGXServer, base []byte, source string) (*generated,
 func noBase(cr *ogxv1beta1.OGXServer) error {
 	what := fmt.Sprintf("distribution %q ships no base configuration this operator knows", cr.Spec.Distribution.Name)
 	if cr.Spec.Distribution.Image != "" {
-		what = fmt.Sprintf("image %s is not a distribution this operator knows the configuration of", shorten(cr.Spec.Distribution.Image))
+		what = fmt.Sprintf("image %s is not a distribution this operator knows the configuration of", status.Quote(cr.Spec.Distribution.Image))
 	}
 	return &status.Failure{Reason: ogxv1beta1.ReasonConfigGenerationFailed, Field: "spec.baseConfig", Message: what + "; set spec.baseConfig to a ConfigMap key holding the distribution's config.yaml, or name a distribution that has one (starter, postgres-demo)"}
 }

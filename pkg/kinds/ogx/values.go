@@ -405,7 +405,7 @@ func storage(v *chartValues, st *ogxv1beta1.PVCStorageSpec, claimed *resource.Qu
 	v.Storage.Size = size.String()
 	if st.MountPath != "" {
 		if !strings.HasPrefix(st.MountPath, "/") {
-			return status.Invalid("spec.workload.storage.mountPath", "must be an absolute path, got %s", shorten(st.MountPath))
+			return status.Invalid("spec.workload.storage.mountPath", "must be an absolute path, got %s", status.Quote(st.MountPath))
 		}
 		v.Storage.MountPath = st.MountPath
 	}
@@ -434,15 +434,10 @@ func checkMounts(o *ogxv1beta1.WorkloadOverrides) error {
 // reach, so that the user reads which field to fix.
 func checkNames(cr *ogxv1beta1.OGXServer) error {
 	spec := cr.Spec
-	check := func(field, value string, validate func(string) []string, what string) error {
-		if errs := validate(value); len(errs) > 0 {
-			return status.Invalid(field, "%s is not a valid %s: %s", shorten(value), what, strings.Join(errs, "; "))
-		}
-		return nil
-	}
+	check := status.CheckName
 	var checks []error
 	if img := spec.Distribution.Image; img != "" && strings.TrimSpace(img) != img {
-		checks = append(checks, status.Invalid("spec.distribution.image", "%s has leading or trailing whitespace; remove it", shorten(img)))
+		checks = append(checks, status.Invalid("spec.distribution.image", "%s has leading or trailing whitespace; remove it", status.Quote(img)))
 	}
 	if w := spec.Workload; w != nil && w.Overrides != nil && w.Overrides.ServiceAccountName != "" {
 		checks = append(checks, check("spec.workload.overrides.serviceAccountName", w.Overrides.ServiceAccountName, validation.IsDNS1123Subdomain, "ServiceAccount name"))
@@ -469,8 +464,8 @@ func checkNames(cr *ogxv1beta1.OGXServer) error {
 		checks = append(checks, check("spec.network.tls.secretName", n.TLS.SecretName, validation.IsDNS1123Subdomain, "Secret name"))
 	}
 	if w := spec.Workload; w != nil && w.PodDisruptionBudget != nil {
-		checks = append(checks, checkIntOrPercent("spec.workload.podDisruptionBudget.minAvailable", w.PodDisruptionBudget.MinAvailable))
-		checks = append(checks, checkIntOrPercent("spec.workload.podDisruptionBudget.maxUnavailable", w.PodDisruptionBudget.MaxUnavailable))
+		checks = append(checks, status.IntOrPercent("spec.workload.podDisruptionBudget.minAvailable", w.PodDisruptionBudget.MinAvailable))
+		checks = append(checks, status.IntOrPercent("spec.workload.podDisruptionBudget.maxUnavailable", w.PodDisruptionBudget.MaxUnavailable))
 	}
 	for _, err := range checks {
 		if err != nil {
@@ -478,41 +473,4 @@ func checkNames(cr *ogxv1beta1.OGXServer) error {
 		}
 	}
 	return nil
-}
-
-// checkIntOrPercent refuses a string that is not a percentage, as the API
-// server would in a PodDisruptionBudget.
-func checkIntOrPercent(field string, v *intstr.IntOrString) error {
-	switch {
-	case v == nil:
-		return nil
-	case v.Type == intstr.Int && v.IntVal < 0:
-		return status.Invalid(field, "%d is negative; give a number of pods (0 or more) or a percentage such as 50%%", v.IntVal)
-	case v.Type == intstr.String && !isPercent(v.StrVal):
-		return status.Invalid(field, "%s is neither a number of pods nor a percentage such as 50%%", shorten(v.StrVal))
-	}
-	return nil
-}
-
-func isPercent(s string) bool {
-	n, ok := strings.CutSuffix(s, "%")
-	if !ok || n == "" {
-		return false
-	}
-	for _, c := range n {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// shorten quotes a value for a message, cut so that a 10 KiB string does
-// not become a 10 KiB condition.
-func shorten(s string) string {
-	const max = 64
-	if len(s) > max {
-		return fmt.Sprintf("%q... (%d bytes)", s[:max], len(s))
-	}
-	return fmt.Sprintf("%q", s)
 }
