@@ -47,13 +47,17 @@ test: tools manifests generate vet build ## Run every test: unit, golden render 
 tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen and opm-validate into bin/ (cached).
 	hack/tools.sh
 
+.PHONY: controller-gen
+controller-gen: ## Build controller-gen alone into bin/ (cached; what manifests, generate, bundle, install, run and deploy need).
+	hack/tools.sh controller-gen
+
 .PHONY: manifests
-manifests: tools ## Generate the CRDs and RBAC from the API types and markers.
+manifests: controller-gen ## Generate the CRDs and RBAC from the API types and markers.
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/operator/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate
-generate: tools ## Generate deepcopy code.
+generate: controller-gen ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 
 .PHONY: verify
@@ -121,6 +125,7 @@ bench: tools build ## Benchmarks on the local cluster (bare API server unless BE
 .PHONY: bundle
 bundle: manifests ## Regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/ for VERSION (the VERSION file; make bundle VERSION=x.y.z writes it).
 	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
+	sed -i -E 's|^(    newTag: ).*|\1v$(VERSION)|' config/manager/kustomization.yaml
 	go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG)
 
 .PHONY: catalog
@@ -169,7 +174,7 @@ run: install ## Run the operator locally against the cluster of KUBECONFIG (OPER
 
 .PHONY: deploy
 deploy: manifests ## Deploy the operator to the cluster of KUBECONFIG (image IMG).
-	kubectl apply -k config/default
+	kubectl kustomize config/default | sed -E 's|image: quay.io/ai-stack-operator/ai-stack-operator:.*|image: $(IMG)|' | kubectl apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: ## Remove the operator from the cluster of KUBECONFIG.

@@ -1,0 +1,55 @@
+package olm
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
+)
+
+// The CSV's minKubeVersion is one every chart renders at: OLM must not
+// install the operator where its charts refuse the cluster.
+func TestMinKubeVersionIsTheCharts(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "config", "manifests", "bases", "ai-stack-operator.clusterserviceversion.yaml"))
+	require.NoError(t, err)
+	var csv struct {
+		Spec struct {
+			MinKubeVersion string `json:"minKubeVersion"`
+		} `json:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &csv))
+	min, err := semver.NewVersion(csv.Spec.MinKubeVersion)
+	require.NoError(t, err, "minKubeVersion %q", csv.Spec.MinKubeVersion)
+	below := semver.New(min.Major(), min.Minor()-1, 0, "", "")
+	for _, name := range []string{"llama-stack-distribution", "ogx-server", "trustyai-service"} {
+		c, err := charts.Load(name)
+		require.NoError(t, err)
+		constraint, err := semver.NewConstraint(c.Metadata.KubeVersion)
+		require.NoError(t, err, name)
+		assert.True(t, constraint.Check(min), "%s (kubeVersion %s) refuses the CSV's minKubeVersion %s", name, c.Metadata.KubeVersion, min)
+		assert.False(t, constraint.Check(below), "%s accepts %s: minKubeVersion %s is higher than needed", name, below, min)
+	}
+}
+
+// The manifests' image tag is the VERSION file's, as the bundle's is.
+func TestManagerImageTagIsTheVersion(t *testing.T) {
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(root, "config", "manager", "kustomization.yaml"))
+	require.NoError(t, err)
+	var k struct {
+		Images []struct {
+			NewTag string `json:"newTag"`
+		} `json:"images"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &k))
+	require.Len(t, k.Images, 1)
+	assert.Equal(t, "v"+strings.TrimSpace(string(version)), k.Images[0].NewTag)
+}
