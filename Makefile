@@ -123,10 +123,15 @@ bench: tools build ## Benchmarks on the local cluster (bare API server unless BE
 	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
 
 .PHONY: bundle
-bundle: manifests ## Regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/ for VERSION (the VERSION file; make bundle VERSION=x.y.z writes it).
+bundle: manifests opm-tools ## Regenerate the OLM bundle (bundle/, bundle.Dockerfile) and the catalog (catalog/: package and channel of config/catalog/releases.yaml, the bundle rendered by operator-registry) for VERSION (the VERSION file; make bundle VERSION=x.y.z writes it).
 	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
 	sed -i -E 's|^(    newTag: ).*|\1v$(VERSION)|' config/manager/kustomization.yaml
 	go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG)
+	$(BIN)/opm-render bundle $(BUNDLE_IMG) > catalog/ai-stack-operator/bundle-v$(VERSION).yaml
+
+.PHONY: opm-tools
+opm-tools: ## Build operator-registry's catalog tools alone into bin/ (opm-validate, opm-render, opm-query; cached).
+	hack/tools.sh opm
 
 .PHONY: catalog
 catalog: bundle ## Regenerate the file-based catalog (catalog/, catalog.Dockerfile; channel stable, the bundle as BUNDLE_IMG) with the bundle.

@@ -10,6 +10,7 @@
 #   hack/tools.sh assets     print the KUBEBUILDER_ASSETS folder
 #   hack/tools.sh controller-gen   build controller-gen only (the code
 #                            generators need nothing else)
+#   hack/tools.sh opm        build operator-registry's catalog tools only
 #
 # Nothing is downloaded from anywhere but the Go module proxy.
 set -euo pipefail
@@ -22,13 +23,14 @@ assets="$bin/k8s/$k8s_version"
 cache="${AI_STACK_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-stack-operator/tools}"
 
 # stamp MODULE_DIR PACKAGE LDFLAGS: what a binary is built from.
-stamp() { { cat "$root/hack/tools/$1/go.mod" "$root/hack/tools/$1/go.sum"; echo "$2 $3"; } | sha256sum | cut -c1-16; }
+# The tools module's own Go files count too (the opm tools are written here).
+stamp() { { cat "$root/hack/tools/$1/go.mod" "$root/hack/tools/$1/go.sum"; find "$root/hack/tools/$1" -name '*.go' | sort | xargs -r cat; echo "$2 $3"; } | sha256sum | cut -c1-16; }
 
-# build MODULE_DIR OUTPUT PACKAGE [LDFLAGS]
+# build MODULE_DIR OUTPUT PACKAGE [LDFLAGS [TAGS]]
 build() {
-  local mod=$1 out=$2 pkg=$3 ldflags=${4:-}
+  local mod=$1 out=$2 pkg=$3 ldflags=${4:-} tags=${5:-}
   local want have cached
-  want=$(stamp "$mod" "$pkg" "$ldflags")
+  want=$(stamp "$mod" "$pkg" "$ldflags $tags")
   have=$(cat "$out.stamp" 2>/dev/null || true)
   if [[ -x "$out" && "$want" == "$have" ]]; then
     return 0
@@ -43,7 +45,7 @@ build() {
   echo "tools: building $(basename "$out") from hack/tools/$mod (first run on this machine takes minutes)" >&2
   local start=$SECONDS
   mkdir -p "$(dirname "$out")"
-  (cd "$root/hack/tools/$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
+  (cd "$root/hack/tools/$mod" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
   mv "$out.tmp" "$out"
   echo "$want" > "$out.stamp"
   # The machine's copy; a cache that cannot be written is no error.
@@ -52,11 +54,21 @@ build() {
   echo "tools: built $(basename "$out") in $((SECONDS - start))s" >&2
 }
 
+# operator-registry's catalog tools: validation (`opm validate`), the
+# rendering of a bundle directory (`opm render --migrate-level=all`), and the
+# registry's own cache (`opm serve`) queried as OLM queries it.
+opm_tools() {
+  build opm-validate "$bin/opm-validate" .
+  build opm-validate "$bin/opm-render" ./render "" containers_image_openpgp
+  build opm-validate "$bin/opm-query" ./query
+}
+
 case "${1:-all}" in
   assets) echo "$assets"; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
+  opm) opm_tools; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|opm]" >&2; exit 2 ;;
 esac
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"
@@ -69,5 +81,4 @@ build kube-apiserver "$assets/kube-scheduler" k8s.io/kubernetes/cmd/kube-schedul
 build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
 build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
-# operator-registry's declarative-config validation (what `opm validate` runs), for the catalog test.
-build opm-validate "$bin/opm-validate" .
+opm_tools

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
@@ -45,6 +46,11 @@ func run(o olm.Options, check bool) error {
 	stale = append(stale, more...)
 	var drift []string
 	for _, p := range stale {
+		// The bundles operator-registry rendered (make bundle; earlier
+		// releases' stay as rendered) are not this generator's.
+		if strings.HasPrefix(filepath.Base(p), "bundle-v") && filepath.Dir(filepath.Dir(p)) == olm.CatalogDir {
+			continue
+		}
 		if !want[p] {
 			drift = append(drift, p+" (no longer generated)")
 			if !check {

@@ -129,7 +129,15 @@ func Generate(o Options) ([]File, error) {
 		return nil, err
 	}
 	files = append(files, extras...)
-	cat, err := catalog(csv, crds, o.BundleImage)
+	relRaw, err := os.ReadFile(filepath.Join(o.Root, ReleasesFile))
+	if err != nil {
+		return nil, err
+	}
+	var rel releases
+	if err := yaml.UnmarshalStrict(relRaw, &rel); err != nil {
+		return nil, fmt.Errorf("%s: %w", ReleasesFile, err)
+	}
+	cat, err := catalog(csv, rel)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,11 @@ package olm
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/blang/semver/v4"
@@ -52,13 +54,18 @@ type fbc struct {
 // version, an olm.gvk for every API the CSV owns, valid skipRanges, and
 // unique names.
 func TestCatalogValidates(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, CatalogDir, Package, "catalog.yaml"))
+	files, err := filepath.Glob(filepath.Join(root, CatalogDir, Package, "*.yaml"))
 	require.NoError(t, err)
+	require.Len(t, files, 2, "catalog.yaml and the bundle of each release")
 	var docs []fbc
-	for _, raw := range bytes.Split(b, []byte("\n---\n")) {
-		var d fbc
-		require.NoError(t, yaml.UnmarshalStrict(raw, &d), "%s", raw)
-		docs = append(docs, d)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, raw := range bytes.Split(bytes.TrimPrefix(b, []byte("---\n")), []byte("\n---\n")) {
+			var d fbc
+			require.NoError(t, yaml.Unmarshal(raw, &d), "%s", raw)
+			docs = append(docs, d)
+		}
 	}
 	var pkgs, channels, bundles []fbc
 	for _, d := range docs {
@@ -147,4 +154,148 @@ func TestCatalogPassesOperatorRegistryValidation(t *testing.T) {
 	out, err = exec.Command(bin, broken).CombinedOutput()
 	assert.Error(t, err, "a channel entry without its bundle is refused: %s", out)
 	t.Logf("opm validate on a broken catalog: %s", bytes.TrimSpace(out))
+}
+
+// opmQuery reads a catalog directory through operator-registry's own cache,
+// as `opm serve` serves it to OLM (bin/opm-query, hack/tools/opm-validate/query).
+func opmQuery(t *testing.T, dir string) []struct {
+	Name           string `json:"name"`
+	DefaultChannel string `json:"defaultChannel"`
+	Channels       []struct {
+		Name   string `json:"name"`
+		Head   string `json:"head"`
+		Bundle struct {
+			Name         string   `json:"name"`
+			CSVJSONBytes int      `json:"csvJsonBytes"`
+			CSVName      string   `json:"csvName"`
+			InstallModes []string `json:"installModes"`
+			Error        string   `json:"error"`
+		} `json:"bundle"`
+	} `json:"channels"`
+	Entries []struct {
+		Channel, Name, Replaces, SkipRange string
+	} `json:"entries"`
+} {
+	t.Helper()
+	bin := filepath.Join(root, "bin", "opm-query")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%v: run hack/tools.sh opm (make test does)", err)
+	}
+	out, err := exec.Command(bin, dir).Output()
+	require.NoError(t, err, "opm-query %s", dir)
+	var pkgs []struct {
+		Name           string `json:"name"`
+		DefaultChannel string `json:"defaultChannel"`
+		Channels       []struct {
+			Name   string `json:"name"`
+			Head   string `json:"head"`
+			Bundle struct {
+				Name         string   `json:"name"`
+				CSVJSONBytes int      `json:"csvJsonBytes"`
+				CSVName      string   `json:"csvName"`
+				InstallModes []string `json:"installModes"`
+				Error        string   `json:"error"`
+			} `json:"bundle"`
+		} `json:"channels"`
+		Entries []struct {
+			Channel, Name, Replaces, SkipRange string
+		} `json:"entries"`
+	}
+	require.NoError(t, json.Unmarshal(out, &pkgs), "%s", out)
+	return pkgs
+}
+
+// Read as OLM reads it (operator-registry's cache behind `opm serve`), the
+// catalog lists the package with its channel, whose head is the newest
+// release with its whole CSV (what the package server needs to list the
+// channel; a catalog without olm.csv.metadata gives an empty CSV), and
+// every release of config/catalog/releases.yaml in the channel.
+func TestCatalogAsOLMReadsIt(t *testing.T) {
+	pkgs := opmQuery(t, filepath.Join(root, CatalogDir))
+	require.Len(t, pkgs, 1)
+	p := pkgs[0]
+	assert.Equal(t, Package, p.Name)
+	assert.Equal(t, Channel, p.DefaultChannel)
+	require.Len(t, p.Channels, 1)
+	csv := committedCSV(t)
+	head := p.Channels[0]
+	assert.Equal(t, csv.Name, head.Head)
+	assert.Empty(t, head.Bundle.Error)
+	assert.Greater(t, head.Bundle.CSVJSONBytes, 10000, "the CSV is served whole")
+	assert.Equal(t, csv.Name, head.Bundle.CSVName)
+	assert.ElementsMatch(t, []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"}, head.Bundle.InstallModes)
+
+	raw, err := os.ReadFile(filepath.Join(root, ReleasesFile))
+	require.NoError(t, err)
+	var rel releases
+	require.NoError(t, yaml.UnmarshalStrict(raw, &rel))
+	require.Len(t, p.Entries, len(rel.Releases), "every release stays in the channel")
+	byName := map[string]string{}
+	for _, e := range p.Entries {
+		byName[e.Name] = e.Replaces
+		assert.Equal(t, "<"+strings.TrimPrefix(e.Name, Package+".v"), e.SkipRange)
+	}
+	for i, v := range rel.Releases {
+		replaces, ok := byName[Package+".v"+v]
+		require.True(t, ok, "release %s in the channel", v)
+		if i > 0 {
+			assert.Equal(t, Package+".v"+rel.Releases[i-1], replaces, "the upgrade edge of %s", v)
+		}
+	}
+}
+
+// The catalog as generated before operator-registry rendered the bundle
+// (the olm.bundle without olm.csv.metadata) is what OLM lists with an empty
+// CSV: the reading above fails on it.
+func TestCatalogWithoutCSVMetadataIsEmptyToOLM(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), Package)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	cat, err := os.ReadFile(filepath.Join(root, CatalogDir, Package, "catalog.yaml"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(root, BundleFile(committedCSV(t).Spec.Version.String())))
+	require.NoError(t, err)
+	stripped := stripCSVMetadata(t, string(b))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), cat, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bundle.yaml"), []byte(stripped), 0o644))
+	pkgs := opmQuery(t, filepath.Dir(dir))
+	require.Len(t, pkgs, 1)
+	assert.Equal(t, 0, pkgs[0].Channels[0].Bundle.CSVJSONBytes)
+	assert.NotEmpty(t, pkgs[0].Channels[0].Bundle.Error)
+}
+
+// stripCSVMetadata removes the olm.csv.metadata property of a rendered bundle.
+func stripCSVMetadata(t *testing.T, doc string) string {
+	t.Helper()
+	var b map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---\n")), &b))
+	props := b["properties"].([]any)
+	var kept []any
+	for _, p := range props {
+		if p.(map[string]any)["type"] != "olm.csv.metadata" {
+			kept = append(kept, p)
+		}
+	}
+	require.Less(t, len(kept), len(props), "the rendered bundle has olm.csv.metadata")
+	b["properties"] = kept
+	out, err := yaml.Marshal(b)
+	require.NoError(t, err)
+	return string(out)
+}
+
+// The committed bundle of the current version is what operator-registry
+// renders from bundle/ now (`make bundle` regenerates it).
+func TestRenderedBundleUpToDate(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join(root, "bin", "opm-render"))
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%v: run hack/tools.sh opm (make test does)", err)
+	}
+	csv := committedCSV(t)
+	cmd := exec.Command(bin, "bundle", "quay.io/ai-stack-operator/ai-stack-operator-bundle:v"+csv.Spec.Version.String())
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	committed, err := os.ReadFile(filepath.Join(root, BundleFile(csv.Spec.Version.String())))
+	require.NoError(t, err)
+	assert.Equal(t, string(committed), string(out), "stale: run make bundle")
 }
