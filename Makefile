@@ -178,8 +178,12 @@ run: install ## Run the operator locally against the cluster of KUBECONFIG (OPER
 	go run -ldflags "$(LDFLAGS)" ./cmd/manager run --operator-namespace $(OPERATOR_NAMESPACE) --metrics-bind-address 0 --health-probe-bind-address :8081
 
 .PHONY: deploy
-deploy: manifests ## Deploy the operator to the cluster of KUBECONFIG (image IMG).
-	kubectl kustomize config/default | sed -E 's|image: quay.io/ai-stack-operator/ai-stack-operator:.*|image: $(IMG)|' | kubectl apply --server-side -f -
+deploy: manifests ## Deploy the operator to the cluster of KUBECONFIG (image IMG): config/default with IMG, as build-installer writes it.
+	go run ./hack/installer -image $(IMG) | kubectl apply --server-side -f -
+
+.PHONY: build-installer
+build-installer: manifests ## Write dist/install.yaml (CRDs, RBAC, admission policies, Deployment with image IMG) for installing without OLM: kubectl apply --server-side -f dist/install.yaml.
+	go run ./hack/installer -image $(IMG) -o dist/install.yaml
 
 .PHONY: undeploy
 undeploy: ## Remove the operator from the cluster of KUBECONFIG.
