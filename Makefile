@@ -44,7 +44,7 @@ test: tools manifests generate vet build ## Run every test: unit, golden render 
 ##@ Development
 
 .PHONY: tools
-tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen and opm-validate into bin/ (cached).
+tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen, operator-registry's catalog tools and OLM v0 (bin/olm) into bin/ (cached).
 	hack/tools.sh
 
 .PHONY: controller-gen
@@ -103,8 +103,16 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter, the settings parsers and 
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(or $(FUZZTIME),2000x)
 
 .PHONY: test-integration
-test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test and the fault tests shortened (kills, outages, leader change, soak): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
-	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/...
+test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak) and the real OLM v0 install/upgrade/uninstall (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/...
+
+.PHONY: test-olm
+test-olm: tools build ## OLM v0 for real on a local cluster (olm-operator, catalog-operator, package server, opm serve of catalog/): config/gitops/operator installs the operator, a CR of each kind Ready under OLM's RBAC, upgrade to a v0.2.0 built on the fly under Manual approval, uninstall.
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 -timeout 15m ./test/olm/...
+
+.PHONY: olm-demo
+olm-demo: tools build ## test-olm verbosely: the transcript of the Subscription, InstallPlans and CSVs (objects and phases, seconds from the start), the PackageManifest, the RBAC OLM granted (about a minute).
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test -v -count=1 -timeout 15m ./test/olm/...
 
 .PHONY: test-cluster
 test-cluster: tools build ## One local cluster (controllers, scheduler, simulated nodes) for the Go tests on it (GC, rollouts, RBAC, metrics, one leader, the OLM rehearsal), then the kuttl suites on the same cluster.
@@ -127,7 +135,7 @@ bundle: manifests opm-tools ## Regenerate the OLM bundle (bundle/, bundle.Docker
 	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
 	sed -i -E 's|^(    newTag: ).*|\1v$(VERSION)|' config/manager/kustomization.yaml
 	go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG)
-	$(BIN)/opm-render bundle $(BUNDLE_IMG) > catalog/ai-stack-operator/bundle-v$(VERSION).yaml
+	$(BIN)/opm-render bundle > catalog/ai-stack-operator/bundle-v$(VERSION).yaml
 
 .PHONY: opm-tools
 opm-tools: ## Build operator-registry's catalog tools alone into bin/ (opm-validate, opm-render, opm-query; cached).

@@ -11,6 +11,8 @@
 #   hack/tools.sh controller-gen   build controller-gen only (the code
 #                            generators need nothing else)
 #   hack/tools.sh opm        build operator-registry's catalog tools only
+#   hack/tools.sh olm        build OLM v0 (olm-operator, catalog-operator,
+#                            package-server, opm) into bin/olm with its CRDs
 #
 # Nothing is downloaded from anywhere but the Go module proxy.
 set -euo pipefail
@@ -63,12 +65,29 @@ opm_tools() {
   build opm-validate "$bin/opm-query" ./query
 }
 
+# OLM v0 from operator-lifecycle-manager v0.38.0 (hack/tools/olm): the
+# olm-operator, the catalog-operator, the package server and opm (which
+# serves the catalog), and OLM's CRDs from the same module, for the real-OLM
+# test (test/olm) and make olm-demo.
+olm_tools() {
+  local tags=containers_image_openpgp
+  build olm "$bin/olm/olm" github.com/operator-framework/operator-lifecycle-manager/cmd/olm "" $tags
+  build olm "$bin/olm/catalog" github.com/operator-framework/operator-lifecycle-manager/cmd/catalog "" $tags
+  # Its own command with delegated auth off (package-server/main.go says why).
+  build olm "$bin/olm/package-server" ./package-server "" $tags
+  build olm "$bin/olm/opm" github.com/operator-framework/operator-registry/cmd/opm "" $tags
+  local dir
+  dir=$(cd "$root/hack/tools/olm" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
+  rm -rf "$bin/olm/crds" && mkdir -p "$bin/olm/crds" && cp "$dir"/deploy/chart/crds/*.yaml "$bin/olm/crds/"
+}
+
 case "${1:-all}" in
   assets) echo "$assets"; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
   opm) opm_tools; exit 0 ;;
+  olm) olm_tools; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|opm]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|opm|olm]" >&2; exit 2 ;;
 esac
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"
@@ -82,3 +101,4 @@ build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
 build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
 opm_tools
+olm_tools

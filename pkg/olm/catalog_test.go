@@ -112,7 +112,7 @@ func TestCatalogValidates(t *testing.T) {
 	csv := committedCSV(t)
 	bd, ok := bundleNames[csv.Name]
 	require.True(t, ok, "the catalog has the bundle of the CSV")
-	assert.Equal(t, "quay.io/ai-stack-operator/ai-stack-operator-bundle:v"+csv.Spec.Version.String(), bd.Image, "the documented bundle image")
+	assert.Empty(t, bd.Image, "the bundle is served as objects (no image to unpack)")
 	gvks := map[string]bool{}
 	for _, p := range bd.Properties {
 		switch p.Type {
@@ -156,9 +156,8 @@ func TestCatalogPassesOperatorRegistryValidation(t *testing.T) {
 	t.Logf("opm validate on a broken catalog: %s", bytes.TrimSpace(out))
 }
 
-// opmQuery reads a catalog directory through operator-registry's own cache,
-// as `opm serve` serves it to OLM (bin/opm-query, hack/tools/opm-validate/query).
-func opmQuery(t *testing.T, dir string) []struct {
+// servedPackage is a package as bin/opm-query prints it.
+type servedPackage struct {
 	Name           string `json:"name"`
 	DefaultChannel string `json:"defaultChannel"`
 	Channels       []struct {
@@ -167,6 +166,8 @@ func opmQuery(t *testing.T, dir string) []struct {
 		Bundle struct {
 			Name         string   `json:"name"`
 			CSVJSONBytes int      `json:"csvJsonBytes"`
+			Image        string   `json:"image"`
+			Objects      []string `json:"objects"`
 			CSVName      string   `json:"csvName"`
 			InstallModes []string `json:"installModes"`
 			Error        string   `json:"error"`
@@ -175,7 +176,11 @@ func opmQuery(t *testing.T, dir string) []struct {
 	Entries []struct {
 		Channel, Name, Replaces, SkipRange string
 	} `json:"entries"`
-} {
+}
+
+// opmQuery reads a catalog directory through operator-registry's own cache,
+// as `opm serve` serves it to OLM (bin/opm-query, hack/tools/opm-validate/query).
+func opmQuery(t *testing.T, dir string) []servedPackage {
 	t.Helper()
 	bin := filepath.Join(root, "bin", "opm-query")
 	if _, err := os.Stat(bin); err != nil {
@@ -183,24 +188,7 @@ func opmQuery(t *testing.T, dir string) []struct {
 	}
 	out, err := exec.Command(bin, dir).Output()
 	require.NoError(t, err, "opm-query %s", dir)
-	var pkgs []struct {
-		Name           string `json:"name"`
-		DefaultChannel string `json:"defaultChannel"`
-		Channels       []struct {
-			Name   string `json:"name"`
-			Head   string `json:"head"`
-			Bundle struct {
-				Name         string   `json:"name"`
-				CSVJSONBytes int      `json:"csvJsonBytes"`
-				CSVName      string   `json:"csvName"`
-				InstallModes []string `json:"installModes"`
-				Error        string   `json:"error"`
-			} `json:"bundle"`
-		} `json:"channels"`
-		Entries []struct {
-			Channel, Name, Replaces, SkipRange string
-		} `json:"entries"`
-	}
+	var pkgs []servedPackage
 	require.NoError(t, json.Unmarshal(out, &pkgs), "%s", out)
 	return pkgs
 }
@@ -208,8 +196,10 @@ func opmQuery(t *testing.T, dir string) []struct {
 // Read as OLM reads it (operator-registry's cache behind `opm serve`), the
 // catalog lists the package with its channel, whose head is the newest
 // release with its whole CSV (what the package server needs to list the
-// channel; a catalog without olm.csv.metadata gives an empty CSV), and
-// every release of config/catalog/releases.yaml in the channel.
+// channel; the catalog as it was, a bundle image without objects, gives an
+// empty CSV) and every object of bundle/manifests with no image (so OLM v0
+// makes its install steps of them and runs no unpack Job), and every release
+// of config/catalog/releases.yaml in the channel.
 func TestCatalogAsOLMReadsIt(t *testing.T) {
 	pkgs := opmQuery(t, filepath.Join(root, CatalogDir))
 	require.Len(t, pkgs, 1)
@@ -224,6 +214,8 @@ func TestCatalogAsOLMReadsIt(t *testing.T) {
 	assert.Greater(t, head.Bundle.CSVJSONBytes, 10000, "the CSV is served whole")
 	assert.Equal(t, csv.Name, head.Bundle.CSVName)
 	assert.ElementsMatch(t, []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"}, head.Bundle.InstallModes)
+	assert.Empty(t, head.Bundle.Image, "a bundle image makes OLM v0 unpack it with a Job")
+	assert.ElementsMatch(t, bundleObjects(t), head.Bundle.Objects, "the catalog serves every object of bundle/manifests")
 
 	raw, err := os.ReadFile(filepath.Join(root, ReleasesFile))
 	require.NoError(t, err)
@@ -244,17 +236,17 @@ func TestCatalogAsOLMReadsIt(t *testing.T) {
 	}
 }
 
-// The catalog as generated before operator-registry rendered the bundle
-// (the olm.bundle without olm.csv.metadata) is what OLM lists with an empty
-// CSV: the reading above fails on it.
-func TestCatalogWithoutCSVMetadataIsEmptyToOLM(t *testing.T) {
+// The catalog as it was before (the olm.bundle with a bundle image and
+// neither objects nor olm.csv.metadata) is what OLM lists with an empty CSV:
+// the reading above fails on it.
+func TestCatalogWithoutObjectsIsEmptyToOLM(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), Package)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	cat, err := os.ReadFile(filepath.Join(root, CatalogDir, Package, "catalog.yaml"))
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(root, BundleFile(committedCSV(t).Spec.Version.String())))
 	require.NoError(t, err)
-	stripped := stripCSVMetadata(t, string(b))
+	stripped := stripObjects(t, string(b))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.yaml"), cat, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bundle.yaml"), []byte(stripped), 0o644))
 	pkgs := opmQuery(t, filepath.Dir(dir))
@@ -263,23 +255,47 @@ func TestCatalogWithoutCSVMetadataIsEmptyToOLM(t *testing.T) {
 	assert.NotEmpty(t, pkgs[0].Channels[0].Bundle.Error)
 }
 
-// stripCSVMetadata removes the olm.csv.metadata property of a rendered bundle.
-func stripCSVMetadata(t *testing.T, doc string) string {
+// stripObjects turns a rendered bundle into the old shape: its
+// olm.bundle.object properties removed and a bundle image instead.
+func stripObjects(t *testing.T, doc string) string {
 	t.Helper()
 	var b map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---\n")), &b))
 	props := b["properties"].([]any)
 	var kept []any
 	for _, p := range props {
-		if p.(map[string]any)["type"] != "olm.csv.metadata" {
+		if p.(map[string]any)["type"] != "olm.bundle.object" {
 			kept = append(kept, p)
 		}
 	}
-	require.Less(t, len(kept), len(props), "the rendered bundle has olm.csv.metadata")
+	require.Less(t, len(kept), len(props), "the rendered bundle has olm.bundle.object")
 	b["properties"] = kept
+	b["image"] = "quay.io/ai-stack-operator/ai-stack-operator-bundle:v" + committedCSV(t).Spec.Version.String()
 	out, err := yaml.Marshal(b)
 	require.NoError(t, err)
 	return string(out)
+}
+
+// bundleObjects lists bundle/manifests as kind/name.
+func bundleObjects(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "bundle", "manifests", "*.yaml"))
+	require.NoError(t, err)
+	var out []string
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var meta struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, yaml.Unmarshal(raw, &meta), f)
+		out = append(out, meta.Kind+"/"+meta.Metadata.Name)
+	}
+	require.Len(t, out, 12)
+	return out
 }
 
 // The committed bundle of the current version is what operator-registry
@@ -291,7 +307,7 @@ func TestRenderedBundleUpToDate(t *testing.T) {
 		t.Fatalf("%v: run hack/tools.sh opm (make test does)", err)
 	}
 	csv := committedCSV(t)
-	cmd := exec.Command(bin, "bundle", "quay.io/ai-stack-operator/ai-stack-operator-bundle:v"+csv.Spec.Version.String())
+	cmd := exec.Command(bin, "bundle")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	require.NoError(t, err)

@@ -4,25 +4,19 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -92,25 +86,6 @@ func olmRBAC(t *testing.T, ctx context.Context, csv *operatorsv1alpha1.ClusterSe
 	})
 }
 
-// kubeconfigFor writes a kubeconfig that authenticates as the ServiceAccount.
-func kubeconfigFor(t *testing.T, ctx context.Context, ns, sa string) string {
-	t.Helper()
-	tok, err := kubernetes.NewForConfigOrDie(config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: config.Host, CertificateAuthorityData: config.CAData, InsecureSkipTLSVerify: len(config.CAData) == 0}
-	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
-	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
-	cfg.CurrentContext = "x"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 var (
 	managerOnce sync.Once
 	managerBin  string
@@ -133,68 +108,6 @@ func managerBinary(t *testing.T) string {
 		t.Fatal(managerErr)
 	}
 	return managerBin
-}
-
-// runAsCSV runs the operator's binary the way the CSV's Deployment runs it:
-// its args (bind addresses off: several run on this machine) and env, with
-// WATCH_NAMESPACE as OLM sets it from the operator group's targets and
-// POD_NAMESPACE as the pod's namespace, as the ServiceAccount.
-func runAsCSV(t *testing.T, csv *operatorsv1alpha1.ClusterServiceVersion, kubeconfig, opNS string, targets []string) (stop func()) {
-	t.Helper()
-	c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
-	var args []string
-	for _, a := range c.Args {
-		switch {
-		case strings.HasPrefix(a, "--health-probe-bind-address="), strings.HasPrefix(a, "--metrics-bind-address="):
-			a = a[:strings.Index(a, "=")+1] + "0"
-		}
-		args = append(args, a)
-	}
-	cmd := exec.Command(managerBinary(t), args...)
-	cmd.Dir = filepath.Join("..", "..") // watches.yaml, as the image's working directory holds it
-	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	for _, e := range c.Env {
-		switch {
-		case e.Name == "WATCH_NAMESPACE":
-			cmd.Env = append(cmd.Env, "WATCH_NAMESPACE="+strings.Join(targets, ","))
-		case e.Name == "POD_NAMESPACE":
-			cmd.Env = append(cmd.Env, "POD_NAMESPACE="+opNS)
-		case e.ValueFrom == nil:
-			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
-		}
-	}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("operator's log:\n%s", tail(logs.String(), 60))
-		}
-		for _, line := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(line, "forbidden") {
-				t.Errorf("the operator was refused something the CSV should grant: %s", line)
-			}
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // lifecycleIn runs both kinds' lifecycle in a namespace: Ready with pods,
@@ -284,7 +197,7 @@ func TestInstallRehearsalWithTheBundlesPermissions(t *testing.T) {
 			}
 			sa := "rehearsal-" + strings.ToLower(string(mode.name))
 			olmRBAC(t, ctx, csv, sa, mode.opNS, mode.targets)
-			stop := runAsCSV(t, csv, kubeconfigFor(t, ctx, mode.opNS, sa), mode.opNS, mode.targets)
+			stop := framework.RunAsCSV(t, managerBinary(t), csv, framework.ServiceAccountKubeconfig(t, config, mode.opNS, sa), mode.opNS, mode.targets)
 			defer stop()
 			for _, ns := range workNS {
 				lifecycleIn(t, ctx, ns)

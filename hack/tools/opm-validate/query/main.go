@@ -20,6 +20,11 @@ type bundle struct {
 	Name         string `json:"name"`
 	Version      string `json:"version"`
 	CSVJSONBytes int    `json:"csvJsonBytes"`
+	// Image is the bundle image OLM v0 would unpack with a Job; empty when
+	// the catalog serves the bundle's objects.
+	Image string `json:"image"`
+	// Objects are the served objects as kind/name.
+	Objects []string `json:"objects"`
 	// CSVName and InstallModes come from decoding the CSV the API returns.
 	CSVName      string   `json:"csvName"`
 	InstallModes []string `json:"installModes"`
@@ -91,7 +96,19 @@ func run(dir string) error {
 			if err != nil {
 				oc.Bundle.Error = err.Error()
 			} else {
-				oc.Bundle = bundle{Name: b.CsvName, Version: b.Version, CSVJSONBytes: len(b.CsvJson)}
+				oc.Bundle = bundle{Name: b.CsvName, Version: b.Version, CSVJSONBytes: len(b.CsvJson), Image: b.BundlePath}
+				for _, o := range b.Object {
+					var meta struct {
+						Kind     string `json:"kind"`
+						Metadata struct {
+							Name string `json:"name"`
+						} `json:"metadata"`
+					}
+					if err := json.Unmarshal([]byte(o), &meta); err != nil {
+						return fmt.Errorf("decode an object of %s: %w", b.CsvName, err)
+					}
+					oc.Bundle.Objects = append(oc.Bundle.Objects, meta.Kind+"/"+meta.Metadata.Name)
+				}
 				var csv struct {
 					Metadata struct {
 						Name string `json:"name"`

@@ -1,10 +1,13 @@
 // Command opm-render renders a bundle directory into its file-based catalog
-// bundle the way `opm render <bundle-dir> --migrate-level=all` does
-// (operator-registry's alpha/action.Render, with every migration: the CSV
-// becomes an olm.csv.metadata property, which OLM's package server reads),
-// with the image reference given, and prints it as YAML. Nothing is pulled.
+// bundle the way `opm render <bundle-dir>` does (operator-registry's
+// alpha/action.Render, no migration and no image template) and prints it as
+// YAML. Nothing is pulled. The bundle's manifests become olm.bundle.object
+// properties and its image is empty: OLM v0 then installs from the objects
+// the catalog serves (its resolver makes steps of them) instead of running a
+// Job to unpack a bundle image, and its package server reads the CSV from
+// them.
 //
-//	opm-render <bundle directory> <bundle image>
+//	opm-render <bundle directory>
 package main
 
 import (
@@ -12,10 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"text/template"
 
 	"github.com/operator-framework/operator-registry/alpha/action"
-	"github.com/operator-framework/operator-registry/alpha/action/migrations"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/pkg/image"
 	"github.com/sirupsen/logrus"
@@ -34,33 +35,23 @@ func (noRegistry) Labels(context.Context, image.Reference) (map[string]string, e
 func (noRegistry) Destroy() error { return nil }
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: opm-render <bundle directory> <bundle image>")
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: opm-render <bundle directory>")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1], os.Args[2]); err != nil {
+	if err := run(os.Args[1]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, img string) error {
+func run(dir string) error {
 	// Its notes on optional files a bundle may lack are not ours to print.
 	logrus.SetLevel(logrus.WarnLevel)
-	m, err := migrations.NewMigrations(migrations.AllMigrations)
-	if err != nil {
-		return err
-	}
-	tmpl, err := template.New("image").Parse(img)
-	if err != nil {
-		return err
-	}
 	cfg, err := action.Render{
-		Refs:             []string{dir},
-		Registry:         noRegistry{},
-		AllowedRefMask:   action.RefBundleDir,
-		ImageRefTemplate: tmpl,
-		Migrations:       m,
+		Refs:           []string{dir},
+		Registry:       noRegistry{},
+		AllowedRefMask: action.RefBundleDir,
 	}.Run(context.Background())
 	if err != nil {
 		return err

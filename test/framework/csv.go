@@ -1,0 +1,111 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
+// ServiceAccount ns/sa (a token from the TokenRequest API) to the cluster
+// of cfg.
+func ServiceAccountKubeconfig(t testing.TB, cfg *rest.Config, ns, sa string) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: len(cfg.CAData) == 0}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	kc.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	kc.CurrentContext = "x"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// RunAsCSV runs the operator's binary bin the way the CSV's Deployment runs
+// it: its args (bind addresses off: several run on this machine) and env,
+// with WATCH_NAMESPACE as OLM sets it from the operator group's targets and
+// POD_NAMESPACE as the pod's namespace, with kubeconfig (a ServiceAccount's).
+// stop ends it; a request it logged as forbidden fails the test (the CSV
+// lacks a permission the code uses).
+func RunAsCSV(t testing.TB, bin string, csv *operatorsv1alpha1.ClusterServiceVersion, kubeconfig, opNS string, targets []string) (stop func()) {
+	t.Helper()
+	c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+	var args []string
+	for _, a := range c.Args {
+		switch {
+		case strings.HasPrefix(a, "--health-probe-bind-address="), strings.HasPrefix(a, "--metrics-bind-address="):
+			a = a[:strings.Index(a, "=")+1] + "0"
+		}
+		args = append(args, a)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = Root() // watches.yaml, as the image's working directory holds it
+	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	for _, e := range c.Env {
+		switch {
+		case e.Name == "WATCH_NAMESPACE":
+			cmd.Env = append(cmd.Env, "WATCH_NAMESPACE="+strings.Join(targets, ","))
+		case e.Name == "POD_NAMESPACE":
+			cmd.Env = append(cmd.Env, "POD_NAMESPACE="+opNS)
+		case e.ValueFrom == nil:
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
+	}
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("operator's log:\n%s", Tail(logs.String(), 60))
+		}
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, "forbidden") {
+				t.Errorf("the operator was refused something the CSV should grant: %s", line)
+			}
+		}
+	}
+}
+
+// Tail is the last n lines of s.
+func Tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

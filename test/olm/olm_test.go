@@ -1,0 +1,703 @@
+// Package olm installs, upgrades and uninstalls the operator through a real
+// OLM v0 on the local cluster: olm-operator, catalog-operator and the package
+// server of operator-lifecycle-manager v0.38.0 and `opm serve` of
+// operator-registry v1.61.0 (hack/tools/olm, built into bin/olm by
+// hack/tools.sh), as processes against the local cluster's API server, the
+// package server registered as the aggregated API
+// packages.operators.coreos.com. config/gitops/operator is applied as it is,
+// the CatalogSource's image aside: opm serves the committed catalog/ on
+// loopback and the CatalogSource names that address (spec.address), as OLM
+// allows for a registry it does not run.
+//
+// kwok runs no containers, so what runs in pods is run here instead: the
+// catalog's bundle is served as objects (no unpack Job is needed), and the
+// operator's binary runs as the ServiceAccount OLM created, with the RBAC
+// OLM granted from the CSV, with the CSV Deployment's args and env.
+package olm
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	olmgen "github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
+)
+
+const (
+	// olmNS is OLM's own namespace (its global catalog namespace).
+	olmNS = "olm"
+	// opNS is the operator's namespace, as config/gitops/operator names it.
+	opNS = framework.OperatorNamespace
+	// upgraded is the version the test builds on top of the catalog's.
+	upgraded = "0.2.0"
+)
+
+var (
+	config *rest.Config
+	env    *framework.Env
+	k8s    client.Client // the operator's kinds
+	olmc   client.Client // OLM's kinds, CRDs, the package API
+	olmEnv *framework.Env
+	dir    string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	crds := filepath.Join(framework.Root(), "bin", "olm", "crds")
+	if _, err := os.Stat(filepath.Join(framework.Root(), "bin", "olm", "olm")); err != nil {
+		return framework.Fail(fmt.Errorf("%v: run hack/tools.sh olm (make test does)", err))
+	}
+	var err error
+	if dir, err = os.MkdirTemp("", "olm-test-"); err != nil {
+		return framework.Fail(err)
+	}
+	defer os.RemoveAll(dir)
+	c, err := localcluster.Start(context.Background(), localcluster.Options{Dir: dir, CRDDirs: []string{crds}})
+	if err != nil {
+		return framework.Fail(err)
+	}
+	defer c.Stop()
+	config = c.Config
+	if env, err = framework.NewEnv(config, 90*time.Second); err != nil {
+		return framework.Fail(err)
+	}
+	k8s = env.Client
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return framework.Fail(err)
+		}
+	}
+	if olmc, err = client.New(config, client.Options{Scheme: s}); err != nil {
+		return framework.Fail(err)
+	}
+	olmEnv = &framework.Env{Client: olmc, Config: config, Timeout: env.Timeout}
+	return m.Run()
+}
+
+// proc is a process of OLM's, its output in a file of the test's folder.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+}
+
+// start runs bin/olm/<bin> with args, as the cluster's administrator.
+func start(t *testing.T, name, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, log: filepath.Join(dir, name+".log")}
+	f, err := os.Create(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(filepath.Join(framework.Root(), "bin", "olm", bin), args...)
+	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "kubeconfig"))
+	p.cmd.Stdout, p.cmd.Stderr = f, f
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.stop(t); _ = f.Close() })
+	return p
+}
+
+func (p *proc) stop(t *testing.T) {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+	if t.Failed() {
+		b, _ := os.ReadFile(p.log)
+		lines := strings.SplitN(string(b), "\n", 16)
+		t.Logf("%s's log, head:\n%s\ntail:\n%s", p.name, strings.Join(lines[:min(15, len(lines))], "\n"), framework.Tail(string(b), 30))
+	}
+}
+
+// freePort is a loopback TCP port nobody listens on.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// serveCatalog runs `opm serve` on a catalog directory and returns its
+// address once it answers.
+func serveCatalog(t *testing.T, name, catalogDir string) string {
+	t.Helper()
+	port := freePort(t)
+	start(t, name, "opm", "serve", catalogDir, "--port", strconv.Itoa(port),
+		"--termination-log", filepath.Join(dir, name+".termination"), "--pprof-addr", "127.0.0.1:"+strconv.Itoa(freePort(t)))
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	env.Eventually(t, "opm serve on "+addr, func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	})
+	return addr
+}
+
+// startOLM runs OLM v0: olm-operator, catalog-operator, and the package
+// server registered as the aggregated API packages.operators.coreos.com/v1
+// (its Service an ExternalName to loopback: the API server's aggregator
+// resolves it without a service proxy).
+func startOLM(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := olmc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: olmNS}}); err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(dir, "kubeconfig")
+	start(t, "olm-operator", "olm", "--namespace", olmNS, "--writeStatusName", "", "--writePackageServerStatusName", "")
+	// Bundle unpacking would run Jobs with these images; the catalog serves
+	// objects, so none runs.
+	start(t, "catalog-operator", "catalog", "--namespace", olmNS, "--writeStatusName", "",
+		"--configmapServerImage", "unused.invalid/configmap-server", "--opmImage", "unused.invalid/opm", "--util-image", "unused.invalid/util")
+	port := freePort(t)
+	// hack/tools/olm/package-server: OLM's command with delegated auth off
+	// (v0.38.0's authorizer reads only an in-cluster configuration).
+	start(t, "package-server", "package-server", "--kubeconfig", kc,
+		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1", "--cert-dir", filepath.Join(dir, "package-server-certs"),
+		"--global-namespace", olmNS)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: "packageserver-service"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1",
+			Ports: []corev1.ServicePort{{Name: "https", Port: int32(port), TargetPort: intstr.FromInt32(int32(port))}}},
+	}
+	api := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": "v1.packages.operators.coreos.com"},
+		"spec": map[string]any{
+			"group": "packages.operators.coreos.com", "version": "v1",
+			"service":               map[string]any{"namespace": olmNS, "name": svc.Name, "port": int64(port)},
+			"insecureSkipTLSVerify": true, // the package server's certificate is self-signed
+			"groupPriorityMinimum":  int64(2000), "versionPriority": int64(15),
+		},
+	}}
+	for _, o := range []client.Object{svc, api} {
+		if err := olmc.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Eventually(t, "the package API available", func() error {
+		if err := olmc.Get(ctx, client.ObjectKeyFromObject(api), api); err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(api.Object, "status", "conditions")
+		for _, c := range conds {
+			if m := c.(map[string]any); m["type"] == "Available" && m["status"] == "True" {
+				return nil
+			}
+		}
+		return fmt.Errorf("APIService conditions %v", conds)
+	})
+}
+
+// gitopsOperator is config/gitops/operator as kustomize builds it, in sync
+// wave order, with the CatalogSource pointed at addr instead of its image.
+func gitopsOperator(t *testing.T, addr string) []*unstructured.Unstructured {
+	t.Helper()
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(framework.Root(), "config", "gitops", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range res.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "CatalogSource" {
+			spec := m["spec"].(map[string]any)
+			for _, k := range []string{"image", "grpcPodConfig", "updateStrategy"} {
+				if _, ok := spec[k]; !ok {
+					t.Fatalf("config/gitops/operator's CatalogSource has no spec.%s any more: update this test", k)
+				}
+				delete(spec, k) // what only a catalog image has
+			}
+			spec["address"] = addr
+		}
+		objs = append(objs, u)
+	}
+	wave := func(u *unstructured.Unstructured) int {
+		n, _ := strconv.Atoi(u.GetAnnotations()["argocd.argoproj.io/sync-wave"])
+		return n
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return wave(objs[i]) < wave(objs[j]) })
+	return objs
+}
+
+// transcript logs every change of the Subscriptions, InstallPlans and CSVs
+// of the operator's namespace (objects and phases) until stopped.
+type transcript struct {
+	t     *testing.T
+	start time.Time
+	mu    sync.Mutex
+	seen  map[string]string
+	lines []string
+}
+
+func watchOLM(t *testing.T, ctx context.Context) (stop func()) {
+	tr := &transcript{t: t, start: time.Now(), seen: map[string]string{}}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			tr.look(ctx)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (tr *transcript) note(key, state string) {
+	if tr.seen[key] == state {
+		return
+	}
+	tr.seen[key] = state
+	tr.t.Logf("[%6.1fs] %s %s", time.Since(tr.start).Seconds(), key, state)
+}
+
+func (tr *transcript) look(ctx context.Context) {
+	subs := &operatorsv1alpha1.SubscriptionList{}
+	if olmc.List(ctx, subs, client.InNamespace(opNS)) == nil {
+		for _, s := range subs.Items {
+			ip := ""
+			if s.Status.InstallPlanRef != nil {
+				ip = s.Status.InstallPlanRef.Name
+			}
+			tr.note("Subscription/"+s.Name, fmt.Sprintf("state=%s currentCSV=%s installedCSV=%s installPlan=%s approval=%s", s.Status.State, s.Status.CurrentCSV, s.Status.InstalledCSV, ip, s.Spec.InstallPlanApproval))
+		}
+	}
+	ips := &operatorsv1alpha1.InstallPlanList{}
+	if olmc.List(ctx, ips, client.InNamespace(opNS)) == nil {
+		for _, p := range ips.Items {
+			var steps []string
+			for _, s := range p.Status.Plan {
+				steps = append(steps, s.Resource.Kind+"/"+s.Resource.Name+":"+string(s.Status))
+			}
+			tr.note("InstallPlan/"+p.Name, fmt.Sprintf("phase=%s approved=%t csvs=%v bundleLookups=%d steps=%d", p.Status.Phase, p.Spec.Approved, p.Spec.ClusterServiceVersionNames, len(p.Status.BundleLookups), len(steps)))
+			if p.Status.Phase == operatorsv1alpha1.InstallPlanPhaseComplete {
+				tr.note("InstallPlan/"+p.Name+" steps", strings.Join(steps, " "))
+			}
+		}
+	}
+	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if olmc.List(ctx, csvs, client.InNamespace(opNS)) == nil {
+		for _, c := range csvs.Items {
+			tr.note("ClusterServiceVersion/"+c.Name, fmt.Sprintf("phase=%s reason=%s", c.Status.Phase, c.Status.Reason))
+		}
+	}
+}
+
+// csvIn waits for the named CSV in the operator's namespace to reach phase.
+func csvIn(t *testing.T, ctx context.Context, name string, phase operatorsv1alpha1.ClusterServiceVersionPhase) *operatorsv1alpha1.ClusterServiceVersion {
+	t.Helper()
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	env.Eventually(t, "CSV "+name+" "+string(phase), func() error {
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: name}, csv); err != nil {
+			return err
+		}
+		if csv.Status.Phase != phase {
+			return fmt.Errorf("phase %s (%s: %s)", csv.Status.Phase, csv.Status.Reason, csv.Status.Message)
+		}
+		return nil
+	})
+	return csv
+}
+
+// packageChannel is the PackageManifest's channel head as OperatorHub reads
+// it, through the aggregated package API.
+func packageChannel(ctx context.Context) (string, error) {
+	pm := &unstructured.Unstructured{}
+	pm.SetAPIVersion("packages.operators.coreos.com/v1")
+	pm.SetKind("PackageManifest")
+	if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: olmgen.Package}, pm); err != nil {
+		return "", err
+	}
+	chans, _, _ := unstructured.NestedSlice(pm.Object, "status", "channels")
+	def, _, _ := unstructured.NestedString(pm.Object, "status", "defaultChannel")
+	var out []string
+	for _, c := range chans {
+		m := c.(map[string]any)
+		out = append(out, fmt.Sprintf("%s:%s", m["name"], m["currentCSV"]))
+	}
+	return fmt.Sprintf("default=%s channels=%v", def, out), nil
+}
+
+// workloads is what the CRs run: each Deployment's generation and its
+// pods' UIDs, to tell an untouched workload from a rolled one.
+func workloads(t *testing.T, ctx context.Context, ns string) map[string]string {
+	t.Helper()
+	deps := &appsv1.DeploymentList{}
+	if err := k8s.List(ctx, deps, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	pods := &corev1.PodList{}
+	if err := k8s.List(ctx, pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range deps.Items {
+		out["Deployment/"+d.Name] = fmt.Sprintf("generation=%d", d.Generation)
+	}
+	for _, p := range pods.Items {
+		out["Pod/"+p.Name] = string(p.UID)
+	}
+	return out
+}
+
+// The operator from OperatorHub: config/gitops/operator applied as a user
+// applies it (the catalog served from catalog/ on loopback), OLM resolves
+// the Subscription, runs the InstallPlan (CRDs, RBAC, CSV, no unpack Job)
+// and the CSV Succeeds; the package API lists the channel; the operator,
+// running as the ServiceAccount OLM made with the RBAC OLM granted, serves a
+// CR of each kind to Ready. Then a v0.2.0 bundle added to the channel is
+// offered under Manual approval, waits for the approval, and replaces
+// v0.1.0 without touching the CRs' workloads; the CRDs' stored versions stay
+// served. Then the operator is uninstalled as OLM documents it (the
+// Subscription and the CSV deleted): its Deployment, ServiceAccount and RBAC
+// go, its CRDs and the CRs stay.
+func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
+	ctx := context.Background()
+	startOLM(t, ctx)
+	stopWatch := watchOLM(t, ctx)
+	defer stopWatch()
+
+	catalog := filepath.Join(framework.Root(), olmgen.CatalogDir)
+	addr := serveCatalog(t, "opm-serve", catalog)
+	for _, u := range gitopsOperator(t, addr) {
+		if err := olmc.Create(ctx, u); err != nil {
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		t.Logf("applied %s/%s", u.GetKind(), u.GetName())
+	}
+
+	// The version the committed catalog's channel head names.
+	var head string
+	env.Eventually(t, "the package listed", func() error {
+		ch, err := packageChannel(ctx)
+		if err == nil {
+			head = ch
+		}
+		return err
+	})
+	t.Logf("PackageManifest %s: %s", olmgen.Package, head)
+	first := olmgen.Package + ".v" + strings.TrimSpace(readFile(t, "VERSION"))
+	if !strings.Contains(head, "stable:"+first) {
+		t.Fatalf("the package's channel head is not %s: %s", first, head)
+	}
+	sub := &operatorsv1alpha1.Subscription{}
+	env.Eventually(t, "Subscription at the latest", func() error {
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: olmgen.Package}, sub); err != nil {
+			return err
+		}
+		if sub.Status.State != operatorsv1alpha1.SubscriptionStateAtLatest || sub.Status.InstalledCSV != first {
+			return fmt.Errorf("state %q installed %q", sub.Status.State, sub.Status.InstalledCSV)
+		}
+		return nil
+	})
+	csv := csvIn(t, ctx, first, operatorsv1alpha1.CSVPhaseSucceeded)
+	ip := &operatorsv1alpha1.InstallPlan{}
+	if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: sub.Status.InstallPlanRef.Name}, ip); err != nil {
+		t.Fatal(err)
+	}
+	if len(ip.Status.BundleLookups) > 0 {
+		t.Errorf("OLM looked the bundle up for unpacking: %+v", ip.Status.BundleLookups)
+	}
+	kinds := map[string]int{}
+	for _, s := range ip.Status.Plan {
+		kinds[s.Resource.Kind]++
+	}
+	if kinds["CustomResourceDefinition"] != 3 || kinds["ClusterServiceVersion"] != 1 {
+		t.Errorf("the InstallPlan's steps: %v", kinds)
+	}
+
+	// The operator runs as OLM made it: the CSV Deployment's ServiceAccount.
+	sa := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.ServiceAccountName
+	bin, err := framework.OperatorBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopOperator := framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	ns := env.NewNamespace(t, "olm-workloads")
+	llsd, tas, ogx := framework.LLSD(ns, "llsd"), framework.TASDatabase(ns, "tas"), framework.OGX(ns, "ogx")
+	for _, o := range []client.Object{llsd, tas, ogx} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
+	env.WaitTASReady(t, tas)
+	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under OLM's RBAC")
+	before := workloads(t, ctx, ns)
+
+	// Upgrade: v0.2.0 on top of the committed catalog, under Manual approval.
+	olmEnv.Update(t, sub, func() { sub.Spec.InstallPlanApproval = operatorsv1alpha1.ApprovalManual })
+	second := olmgen.Package + ".v" + upgraded
+	addr2 := serveCatalog(t, "opm-serve-"+upgraded, catalogWithRelease(t, upgraded))
+	cs := &operatorsv1alpha1.CatalogSource{}
+	if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: sub.Spec.CatalogSource}, cs); err != nil {
+		t.Fatal(err)
+	}
+	olmEnv.Update(t, cs, func() { cs.Spec.Address = addr2 })
+	var plan *operatorsv1alpha1.InstallPlan
+	env.Eventually(t, "an InstallPlan for "+second+" awaiting approval", func() error {
+		ips := &operatorsv1alpha1.InstallPlanList{}
+		if err := olmc.List(ctx, ips, client.InNamespace(opNS)); err != nil {
+			return err
+		}
+		for i := range ips.Items {
+			if slices.Contains(ips.Items[i].Spec.ClusterServiceVersionNames, second) && ips.Items[i].Status.Phase == operatorsv1alpha1.InstallPlanPhaseRequiresApproval {
+				plan = &ips.Items[i]
+				return nil
+			}
+		}
+		return fmt.Errorf("%d InstallPlans, none for %s requiring approval", len(ips.Items), second)
+	})
+	time.Sleep(3 * time.Second) // unapproved, nothing moves
+	if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: second}, &operatorsv1alpha1.ClusterServiceVersion{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("%s exists before its InstallPlan was approved (%v)", second, err)
+	}
+	csvIn(t, ctx, first, operatorsv1alpha1.CSVPhaseSucceeded)
+	olmEnv.Update(t, plan, func() { plan.Spec.Approved = true })
+	csv2 := csvIn(t, ctx, second, operatorsv1alpha1.CSVPhaseSucceeded)
+	env.Eventually(t, first+" replaced and deleted", olmEnv.GoneFrom(&operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: first}}))
+	// The new version's pod replaces the old one's: the operator restarts.
+	stopOperator()
+	stopOperator = framework.RunAsCSV(t, bin, csv2, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	defer func() { stopOperator() }()
+	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
+	env.WaitTASReady(t, tas)
+	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	time.Sleep(5 * time.Second) // the restarted operator has reconciled everything
+	after := workloads(t, ctx, ns)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("the upgrade touched %s: %s -> %q", k, v, after[k])
+		}
+	}
+	crds := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := olmc.List(ctx, crds); err != nil {
+		t.Fatal(err)
+	}
+	owned := 0
+	for _, crd := range crds.Items {
+		if !slices.ContainsFunc(csv2.Spec.CustomResourceDefinitions.Owned, func(d operatorsv1alpha1.CRDDescription) bool { return d.Name == crd.Name }) {
+			continue
+		}
+		owned++
+		for _, stored := range crd.Status.StoredVersions {
+			if !slices.ContainsFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == stored && v.Served }) {
+				t.Errorf("CRD %s: stored version %s is no longer served", crd.Name, stored)
+			}
+		}
+	}
+	if owned != 3 {
+		t.Errorf("%d of the CSV's CRDs installed, want 3", owned)
+	}
+	if ch, err := packageChannel(ctx); err != nil || !strings.Contains(ch, "stable:"+second) {
+		t.Errorf("the package after the upgrade: %s (%v)", ch, err)
+	}
+
+	// Uninstall as OLM documents it: the Subscription, then the CSV.
+	stopOperator()
+	stopOperator = func() {}
+	roles := olmRoles(t, ctx)
+	if len(roles) == 0 {
+		t.Fatal("OLM granted the operator no RBAC")
+	}
+	t.Logf("RBAC OLM granted: %v", roles)
+	for _, o := range []client.Object{sub, csv2} {
+		if err := olmc.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Eventually(t, "the operator's Deployment, ServiceAccount and RBAC gone", func() error {
+		dep := csv2.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Name
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: dep}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Deployment %s: %v", dep, err)
+		}
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: sa}, &corev1.ServiceAccount{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("ServiceAccount %s: %v", sa, err)
+		}
+		if left := olmRoles(t, ctx); len(left) > 0 {
+			return fmt.Errorf("RBAC left: %v", left)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(llsd), llsd); err != nil {
+		t.Errorf("the CR after the uninstall: %v", err)
+	}
+}
+
+// olmRoles are the roles and bindings OLM made for the operator's CSVs
+// (labelled olm.owner.kind=ClusterServiceVersion), cluster-wide and in the
+// operator's namespace.
+func olmRoles(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	sel := client.MatchingLabels{"olm.owner.kind": "ClusterServiceVersion", "olm.owner.namespace": opNS}
+	var out []string
+	lists := []client.ObjectList{&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
+	for _, l := range lists {
+		if err := olmc.List(ctx, l, sel); err != nil {
+			t.Fatal(err)
+		}
+		switch l := l.(type) {
+		case *rbacv1.ClusterRoleList:
+			for _, r := range l.Items {
+				out = append(out, "ClusterRole/"+r.Name)
+			}
+		case *rbacv1.ClusterRoleBindingList:
+			for _, r := range l.Items {
+				out = append(out, "ClusterRoleBinding/"+r.Name)
+			}
+		case *rbacv1.RoleList:
+			for _, r := range l.Items {
+				out = append(out, "Role/"+r.Namespace+"/"+r.Name)
+			}
+		case *rbacv1.RoleBindingList:
+			for _, r := range l.Items {
+				out = append(out, "RoleBinding/"+r.Namespace+"/"+r.Name)
+			}
+		}
+	}
+	return out
+}
+
+func readFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(framework.Root(), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// catalogWithRelease is the committed catalog with one more release: the
+// committed bundle/ as version v (its CSV renamed, the image tagged v),
+// rendered by operator-registry (bin/opm-render) as `make bundle` renders
+// it, and the channel entry `make catalog` would add (replaces the newest,
+// skipRange <v).
+func catalogWithRelease(t *testing.T, v string) string {
+	t.Helper()
+	root := framework.Root()
+	bundle := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(bundle, os.DirFS(filepath.Join(root, "bundle"))); err != nil {
+		t.Fatal(err)
+	}
+	csvFile := filepath.Join(bundle, "manifests", olmgen.Package+".clusterserviceversion.yaml")
+	raw, err := os.ReadFile(csvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.TrimSpace(readFile(t, "VERSION"))
+	csv := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &csv.Object); err != nil {
+		t.Fatal(err)
+	}
+	csv.SetName(olmgen.Package + ".v" + v)
+	ann := csv.GetAnnotations()
+	ann["olm.skipRange"] = "<" + v
+	ann["containerImage"] = strings.ReplaceAll(ann["containerImage"], ":v"+old, ":v"+v)
+	csv.SetAnnotations(ann)
+	_ = unstructured.SetNestedField(csv.Object, v, "spec", "version")
+	_ = unstructured.SetNestedField(csv.Object, olmgen.Package+".v"+old, "spec", "replaces")
+	out, err := yaml.Marshal(csv.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = []byte(strings.ReplaceAll(string(out), "ai-stack-operator:v"+old, "ai-stack-operator:v"+v))
+	if err := os.WriteFile(csvFile, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	render := exec.Command(filepath.Join(root, "bin", "opm-render"), bundle)
+	rendered, err := render.Output()
+	if err != nil {
+		t.Fatalf("opm-render: %v", err)
+	}
+	cat := filepath.Join(t.TempDir(), "catalog")
+	if err := os.CopyFS(cat, os.DirFS(filepath.Join(root, olmgen.CatalogDir))); err != nil {
+		t.Fatal(err)
+	}
+	pkgDir := filepath.Join(cat, olmgen.Package)
+	if err := os.WriteFile(filepath.Join(pkgDir, "bundle-v"+v+".yaml"), rendered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index := readFile(t, filepath.Join(olmgen.CatalogDir, olmgen.Package, "catalog.yaml"))
+	docs := strings.Split(index, "\n---\n")
+	var added bool
+	for i, d := range docs {
+		m := map[string]any{}
+		if err := yaml.Unmarshal([]byte(d), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["schema"] != "olm.channel" {
+			continue
+		}
+		m["entries"] = append(m["entries"].([]any), map[string]any{"name": olmgen.Package + ".v" + v, "replaces": olmgen.Package + ".v" + old, "skipRange": "<" + v})
+		b, err := yaml.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[i], added = string(b), true
+	}
+	if !added {
+		t.Fatal("the catalog has no channel")
+	}
+	if err := os.WriteFile(filepath.Join(pkgDir, "catalog.yaml"), []byte(strings.Join(docs, "\n---\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
