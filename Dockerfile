@@ -1,24 +1,30 @@
-# Builds the manager image: `make docker-build IMG=<registry>/ai-stack-operator:<tag>`.
+# Builds the manager image: `make docker-build IMG=<registry>/ai-stack-operator:<tag>`
+# (or `make docker-buildx` for linux/amd64 and linux/arm64). make passes
+# VERSION=v$(cat VERSION); built without it, the binary takes the VERSION file.
 # Not built in this repository's CI (no container engine); `make build`
 # compiles the same binary, and cmd/manager's TestDockerfile checks this file.
-FROM golang:1.26 AS builder
-ARG VERSION=v0.1.0-dev
+FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
+ARG VERSION
+ARG TARGETOS=linux
+ARG TARGETARCH
 WORKDIR /workspace
-COPY go.mod go.sum ./
+COPY go.mod go.sum VERSION ./
 RUN go mod download
 COPY charts/ charts/
 COPY cmd/ cmd/
 COPY config/crd/ config/crd/
 COPY pkg/ pkg/
-RUN CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=${VERSION}" \
+# Cross-compiled on the build machine's platform for the target's (buildx).
+RUN v="${VERSION:-v$(cat VERSION)}" && \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath \
+    -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=$v" \
     -o manager ./cmd/manager && \
-    CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=${VERSION}" \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath \
+    -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=$v" \
     -o render ./cmd/render
 
 FROM gcr.io/distroless/static:nonroot
-ARG VERSION=v0.1.0-dev
+ARG VERSION
 # The labels OperatorHub and Red Hat's container certification read, and the
 # OCI ones registries show.
 LABEL name="ai-stack-operator" \

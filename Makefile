@@ -64,7 +64,7 @@ generate: controller-gen ## Generate deepcopy code.
 verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- config pkg/apis || { echo "generated files drift: run 'make manifests generate' and commit"; exit 1; }
-	@go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG) -check || { echo "bundle/ or catalog/ is stale: run 'make bundle' and commit"; exit 1; }
+	@go run ./hack/bundle -version $(VERSION) -image $(IMG) -check || { echo "bundle/ or catalog/ is stale: run 'make bundle' and commit"; exit 1; }
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 5242880 {print $$2}'); test -z "$$big" || { echo "tracked files over 5 MiB (build output? add them to .gitignore and git rm --cached them):"; echo "$$big"; exit 1; }
 
 .PHONY: fmt
@@ -134,7 +134,7 @@ bench: tools build ## Benchmarks on the local cluster (bare API server unless BE
 bundle: manifests opm-tools ## Regenerate the OLM bundle (bundle/, bundle.Dockerfile) and the catalog (catalog/: package and channel of config/catalog/releases.yaml, the bundle rendered by operator-registry) for VERSION (the VERSION file; make bundle VERSION=x.y.z writes it).
 	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
 	sed -i -E 's|^(    newTag: ).*|\1v$(VERSION)|' config/manager/kustomization.yaml
-	go run ./hack/bundle -version $(VERSION) -image $(IMG) -bundle-image $(BUNDLE_IMG)
+	go run ./hack/bundle -version $(VERSION) -image $(IMG)
 	$(BIN)/opm-render bundle > catalog/ai-stack-operator/bundle-v$(VERSION).yaml
 
 .PHONY: opm-tools
@@ -142,7 +142,7 @@ opm-tools: ## Build operator-registry's catalog tools alone into bin/ (opm-valid
 	hack/tools.sh opm
 
 .PHONY: catalog
-catalog: bundle ## Regenerate the file-based catalog (catalog/, catalog.Dockerfile; channel stable, the bundle as BUNDLE_IMG) with the bundle.
+catalog: bundle ## Regenerate the file-based catalog (catalog/, catalog.Dockerfile; channel stable, each bundle served as its objects) with the bundle.
 
 .PHONY: argocd
 argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches from the health.lua files (a unit test fails when they are stale).
@@ -160,15 +160,36 @@ CONTAINER_TOOL ?= docker
 docker-build: ## Build the manager image IMG (CONTAINER_TOOL=podman for podman).
 	$(CONTAINER_TOOL) build --build-arg VERSION=v$(VERSION) -t $(IMG) .
 
+# The platforms docker-buildx builds the manager image for.
+PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: docker-buildx
+docker-buildx: ## Build and push the manager image IMG for PLATFORMS (linux/amd64,linux/arm64) with docker buildx (cross-compiled, no emulation).
+	- $(CONTAINER_TOOL) buildx create --name ai-stack-operator-builder
+	$(CONTAINER_TOOL) buildx use ai-stack-operator-builder
+	$(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) --build-arg VERSION=v$(VERSION) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
+
 .PHONY: bundle-build
 bundle-build: bundle ## Build the OLM bundle image BUNDLE_IMG from bundle/.
 	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
+.PHONY: bundle-push
+bundle-push: ## Push the OLM bundle image BUNDLE_IMG (OLM v1 installs from it; the catalog serves the bundle's objects to OLM v0).
+	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+
 CATALOG_IMG ?= quay.io/ai-stack-operator/ai-stack-operator-catalog:v$(VERSION)
 
 .PHONY: catalog-build
-catalog-build: catalog ## Build the catalog image CATALOG_IMG (opm serving catalog/); push BUNDLE_IMG first.
+catalog-build: catalog ## Build the catalog image CATALOG_IMG (opm serving catalog/, which holds each bundle's objects: OLM v0 pulls no bundle image).
 	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-push
+catalog-push: ## Push the catalog image CATALOG_IMG.
+	$(CONTAINER_TOOL) push $(CATALOG_IMG)
 
 ##@ Cluster
 

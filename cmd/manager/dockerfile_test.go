@@ -79,4 +79,9 @@ func TestDockerfile(t *testing.T) {
 		assert.NotEmpty(t, labels[k], "label %s", k)
 	}
 	assert.Equal(t, "${VERSION}", labels["version"], "the version comes from the build argument")
+	assert.Contains(t, build, `${VERSION:-v$(cat VERSION)}`, "without the argument, the binary's version is the VERSION file's")
+	assert.Contains(t, build, "GOARCH=${TARGETARCH}", "cross-compiled for docker-buildx's platforms")
+	raw, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	require.NoError(t, err)
+	assert.NotRegexp(t, `v[0-9]+\.[0-9]+\.[0-9]+`, string(raw), "no version written into the Dockerfile: it comes from VERSION")
 }

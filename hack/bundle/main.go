@@ -2,7 +2,7 @@
 // file-based catalog (catalog/, catalog.Dockerfile) from config/, or with
 // -check reports whether the committed ones are stale.
 //
-//	go run ./hack/bundle -version 0.1.0 [-image ...] [-bundle-image ...] [-check]
+//	go run ./hack/bundle -version 0.1.0 [-image ...] [-check]
 package main
 
 import (
@@ -22,10 +22,9 @@ import (
 func main() {
 	version := flag.String("version", "", "the bundle's semantic version (the VERSION file)")
 	image := flag.String("image", "", "the manager's image (quay.io/ai-stack-operator/ai-stack-operator:v<version> when empty)")
-	bundleImage := flag.String("bundle-image", "", "the bundle's image, as the catalog names it (quay.io/ai-stack-operator/ai-stack-operator-bundle:v<version> when empty)")
 	check := flag.Bool("check", false, "write nothing; fail when the files on disk differ")
 	flag.Parse()
-	if err := run(olm.Options{Root: ".", Version: *version, Image: *image, BundleImage: *bundleImage, RelatedImages: RelatedImages()}, *check); err != nil {
+	if err := run(olm.Options{Root: ".", Version: *version, Image: *image, RelatedImages: RelatedImages()}, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}

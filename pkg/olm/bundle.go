@@ -48,9 +48,6 @@ type Options struct {
 	// RelatedImages are the images the operator deploys besides its own, by
 	// name (RELATED_IMAGE_<NAME> is set to each in the Deployment).
 	RelatedImages map[string]string
-	// BundleImage is the bundle's image, as the catalog names it;
-	// quay.io/ai-stack-operator/ai-stack-operator-bundle:v<Version> when empty.
-	BundleImage string
 }
 
 // File is one generated file, relative to the repository root.
@@ -67,9 +64,6 @@ func Generate(o Options) ([]File, error) {
 	}
 	if o.Image == "" {
 		o.Image = "quay.io/ai-stack-operator/ai-stack-operator:v" + v.String()
-	}
-	if o.BundleImage == "" {
-		o.BundleImage = "quay.io/ai-stack-operator/ai-stack-operator-bundle:v" + v.String()
 	}
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := readYAML(filepath.Join(o.Root, "config", "manifests", "bases", Package+".clusterserviceversion.yaml"), csv); err != nil {

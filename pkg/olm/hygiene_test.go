@@ -53,3 +53,21 @@ func TestManagerImageTagIsTheVersion(t *testing.T) {
 	require.Len(t, k.Images, 1)
 	assert.Equal(t, "v"+strings.TrimSpace(string(version)), k.Images[0].NewTag)
 }
+
+// OpenShift's disconnected feature promises that every image the operator
+// runs is pinned by digest (so a mirror can serve it); the CSV claims it
+// only when each related image is.
+func TestDisconnectedOnlyWithDigests(t *testing.T) {
+	csv := committedCSV(t)
+	var byTag []string
+	for _, ri := range csv.Spec.RelatedImages {
+		if !strings.Contains(ri.Image, "@sha256:") {
+			byTag = append(byTag, ri.Image)
+		}
+	}
+	claimed := csv.Annotations["features.operators.openshift.io/disconnected"]
+	if len(byTag) > 0 {
+		assert.Equal(t, "false", claimed, "disconnected claimed with images by tag: %v", byTag)
+	}
+	assert.Contains(t, []string{"true", "false"}, claimed)
+}
