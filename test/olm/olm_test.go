@@ -26,7 +26,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -281,9 +280,7 @@ func gitopsOperator(t *testing.T, addr string) []*unstructured.Unstructured {
 type transcript struct {
 	t     *testing.T
 	start time.Time
-	mu    sync.Mutex
 	seen  map[string]string
-	lines []string
 }
 
 func watchOLM(t *testing.T, ctx context.Context) (stop func()) {
