@@ -13,6 +13,8 @@
 #   hack/tools.sh opm        build operator-registry's catalog tools only
 #   hack/tools.sh olm        build OLM v0 (olm-operator, catalog-operator,
 #                            package-server, opm) into bin/olm with its CRDs
+#   hack/tools.sh olmv1      build OLM v1 (catalogd, operator-controller) into
+#                            bin/olmv1 with its CRDs, and bin/oci's registry and push
 #
 # Nothing is downloaded from anywhere but the Go module proxy.
 set -euo pipefail
@@ -81,13 +83,31 @@ olm_tools() {
   rm -rf "$bin/olm/crds" && mkdir -p "$bin/olm/crds" && cp "$dir"/deploy/chart/crds/*.yaml "$bin/olm/crds/"
 }
 
+# OLM v1 from operator-controller v1.5.1 (hack/tools/olmv1: catalogd and
+# operator-controller, and their standard CRDs) and the OCI tools of
+# hack/tools/oci (a loopback registry from distribution v3, and push, which
+# makes an image of a directory with go-containerregistry), for the OLM v1
+# test (test/olm).
+olmv1_tools() {
+  local tags=containers_image_openpgp
+  build olmv1 "$bin/olmv1/catalogd" github.com/operator-framework/operator-controller/cmd/catalogd "" $tags
+  build olmv1 "$bin/olmv1/operator-controller" github.com/operator-framework/operator-controller/cmd/operator-controller "" $tags
+  build oci "$bin/oci/registry" ./registry
+  build oci "$bin/oci/push" ./push
+  local dir
+  dir=$(cd "$root/hack/tools/olmv1" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)
+  rm -rf "$bin/olmv1/crds" && mkdir -p "$bin/olmv1/crds" &&
+    cp "$dir"/config/base/catalogd/crd/standard/olm.*.yaml "$dir"/config/base/operator-controller/crd/standard/olm.*.yaml "$bin/olmv1/crds/"
+}
+
 case "${1:-all}" in
   assets) echo "$assets"; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
   opm) opm_tools; exit 0 ;;
   olm) olm_tools; exit 0 ;;
+  olmv1) olmv1_tools; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|opm|olm]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1]" >&2; exit 2 ;;
 esac
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"

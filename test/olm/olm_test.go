@@ -73,41 +73,41 @@ var (
 	dir    string
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	crds := filepath.Join(framework.Root(), "bin", "olm", "crds")
-	if _, err := os.Stat(filepath.Join(framework.Root(), "bin", "olm", "olm")); err != nil {
-		return framework.Fail(fmt.Errorf("%v: run hack/tools.sh olm (make test does)", err))
-	}
-	var err error
-	if dir, err = os.MkdirTemp("", "olm-test-"); err != nil {
-		return framework.Fail(err)
-	}
-	defer os.RemoveAll(dir)
+// setup starts a local cluster of the test's own with the CRDs of crds
+// (OLM's) and points the package's clients at it; cleanups stop it.
+func setup(t *testing.T, crds string) {
+	t.Helper()
+	dir = t.TempDir()
 	c, err := localcluster.Start(context.Background(), localcluster.Options{Dir: dir, CRDDirs: []string{crds}})
 	if err != nil {
-		return framework.Fail(err)
+		t.Fatal(err)
 	}
-	defer c.Stop()
+	t.Cleanup(func() { _ = c.Stop() })
 	config = c.Config
 	if env, err = framework.NewEnv(config, 90*time.Second); err != nil {
-		return framework.Fail(err)
+		t.Fatal(err)
 	}
 	k8s = env.Client
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(s); err != nil {
-			return framework.Fail(err)
+			t.Fatal(err)
 		}
 	}
 	if olmc, err = client.New(config, client.Options{Scheme: s}); err != nil {
-		return framework.Fail(err)
+		t.Fatal(err)
 	}
 	olmEnv = &framework.Env{Client: olmc, Config: config, Timeout: env.Timeout}
-	return m.Run()
+}
+
+// tool is a binary of bin/ that hack/tools.sh builds.
+func tool(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join(framework.Root(), "bin", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%v: run hack/tools.sh (make test does)", err)
+	}
+	return p
 }
 
 // proc is a process of OLM's, its output in a file of the test's folder.
@@ -117,7 +117,7 @@ type proc struct {
 	log  string
 }
 
-// start runs bin/olm/<bin> with args, as the cluster's administrator.
+// start runs bin/<bin> with args, as the cluster's administrator.
 func start(t *testing.T, name, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{name: name, log: filepath.Join(dir, name+".log")}
@@ -125,7 +125,7 @@ func start(t *testing.T, name, bin string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(filepath.Join(framework.Root(), "bin", "olm", bin), args...)
+	p.cmd = exec.Command(tool(t, bin), args...)
 	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "kubeconfig"))
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -172,7 +172,7 @@ func freePort(t *testing.T) int {
 func serveCatalog(t *testing.T, name, catalogDir string) string {
 	t.Helper()
 	port := freePort(t)
-	start(t, name, "opm", "serve", catalogDir, "--port", strconv.Itoa(port),
+	start(t, name, "olm/opm", "serve", catalogDir, "--port", strconv.Itoa(port),
 		"--termination-log", filepath.Join(dir, name+".termination"), "--pprof-addr", "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	env.Eventually(t, "opm serve on "+addr, func() error {
@@ -195,15 +195,15 @@ func startOLM(t *testing.T, ctx context.Context) {
 		t.Fatal(err)
 	}
 	kc := filepath.Join(dir, "kubeconfig")
-	start(t, "olm-operator", "olm", "--namespace", olmNS, "--writeStatusName", "", "--writePackageServerStatusName", "")
+	start(t, "olm-operator", "olm/olm", "--namespace", olmNS, "--writeStatusName", "", "--writePackageServerStatusName", "")
 	// Bundle unpacking would run Jobs with these images; the catalog serves
 	// objects, so none runs.
-	start(t, "catalog-operator", "catalog", "--namespace", olmNS, "--writeStatusName", "",
+	start(t, "catalog-operator", "olm/catalog", "--namespace", olmNS, "--writeStatusName", "",
 		"--configmapServerImage", "unused.invalid/configmap-server", "--opmImage", "unused.invalid/opm", "--util-image", "unused.invalid/util")
 	port := freePort(t)
 	// hack/tools/olm/package-server: OLM's command with delegated auth off
 	// (v0.38.0's authorizer reads only an in-cluster configuration).
-	start(t, "package-server", "package-server", "--kubeconfig", kc,
+	start(t, "package-server", "olm/package-server", "--kubeconfig", kc,
 		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1", "--cert-dir", filepath.Join(dir, "package-server-certs"),
 		"--global-namespace", olmNS)
 	svc := &corev1.Service{
@@ -407,6 +407,7 @@ func workloads(t *testing.T, ctx context.Context, ns string) map[string]string {
 // go, its CRDs and the CRs stay.
 func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	ctx := context.Background()
+	setup(t, filepath.Join(framework.Root(), "bin", "olm", "crds"))
 	startOLM(t, ctx)
 	stopWatch := watchOLM(t, ctx)
 	defer stopWatch()

@@ -1,0 +1,285 @@
+package olm
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	olmgen "github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
+)
+
+// olmv1NS is OLM v1's own namespace.
+const olmv1NS = "olmv1-system"
+
+// loopbackTLS writes a CA and a certificate it signs for 127.0.0.1 and
+// localhost: the registry's and catalogd's. It returns the folder of the
+// CA (what OLM v1 takes as its trusted authorities) and the certificate
+// and key files.
+func loopbackTLS(t *testing.T) (caDir, cert, key string) {
+	t.Helper()
+	d := filepath.Join(dir, "tls")
+	caDir = filepath.Join(d, "cas")
+	if err := os.MkdirAll(caDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "olm-test-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}}, ca, &k.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(d, "tls.crt"), filepath.Join(d, "tls.key")
+	for f, b := range map[string][]byte{
+		filepath.Join(caDir, "ca.crt"): pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		cert:                           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		key:                            pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	} {
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return caDir, cert, key
+}
+
+// listening waits until something accepts connections on addr.
+func listening(t *testing.T, what, addr string) {
+	t.Helper()
+	env.Eventually(t, what+" on "+addr, func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	})
+}
+
+// push makes an image of a directory (bin/oci/push) and returns its
+// reference by digest.
+func push(t *testing.T, caDir, src, ref, at string, labels map[string]string) string {
+	t.Helper()
+	args := []string{"-ca", filepath.Join(caDir, "ca.crt"), "-at", at}
+	for k, v := range labels {
+		args = append(args, "-label", k+"="+v)
+	}
+	out, err := exec.Command(tool(t, "oci/push"), append(args, src, ref)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("push %s: %v: %s", ref, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// OLM v1 where it can run here: catalogd and operator-controller v1.5.1 as
+// processes, a registry on loopback (distribution v3) holding a catalog
+// image and the bundle image made from bundle/ and catalog/ (the catalog's
+// bundle given that image: OLM v1 pulls bundles, it does not read objects
+// from the catalog), config/gitops/operator-olmv1 applied with the catalog
+// image's reference. catalogd unpacks and serves the catalog, the
+// ClusterExtension resolves the channel and operator-controller installs
+// the bundle's CRDs, RBAC and Deployment; the operator, as the
+// ServiceAccount OLM v1 made with the RBAC it rendered from the CSV, serves
+// a CR of each kind to Ready; deleting the ClusterExtension uninstalls.
+func TestOLMv1Installs(t *testing.T) {
+	ctx := context.Background()
+	setup(t, filepath.Join(framework.Root(), "bin", "olmv1", "crds"))
+	if err := olmc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: olmv1NS}}); err != nil {
+		t.Fatal(err)
+	}
+	caDir, cert, key := loopbackTLS(t)
+	reg := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	start(t, "registry", "oci/registry", "-addr", reg, "-cert", cert, "-key", key)
+	listening(t, "the registry", reg)
+
+	root := framework.Root()
+	version := strings.TrimSpace(readFile(t, "VERSION"))
+	annotations := struct {
+		Annotations map[string]string `json:"annotations"`
+	}{}
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join("bundle", "metadata", "annotations.yaml"))), &annotations); err != nil {
+		t.Fatal(err)
+	}
+	bundleRef := push(t, caDir, filepath.Join(root, "bundle"), reg+"/ai-stack-operator-bundle:v"+version, "/", annotations.Annotations)
+	catalog := filepath.Join(t.TempDir(), "catalog")
+	if err := os.CopyFS(catalog, os.DirFS(filepath.Join(root, olmgen.CatalogDir))); err != nil {
+		t.Fatal(err)
+	}
+	bundleFile := filepath.Join(catalog, olmgen.Package, "bundle-v"+version+".yaml")
+	b, err := os.ReadFile(bundleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]any{}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["image"] = bundleRef
+	if b, err = yaml.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bundleFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	catalogRef := push(t, caDir, catalog, reg+"/ai-stack-operator-catalog:v"+version, "/configs",
+		map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"})
+	t.Logf("pushed %s and %s", bundleRef, catalogRef)
+
+	served := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	start(t, "catalogd", "olmv1/catalogd", "--system-namespace", olmv1NS, "--catalogs-server-addr", served, "--external-address", served,
+		"--cache-dir", filepath.Join(dir, "catalogd-cache"), "--tls-cert", cert, "--tls-key", key, "--pull-cas-dir", caDir,
+		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(freePort(t)), "--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(freePort(t)),
+		"--webhook-server-port", strconv.Itoa(freePort(t)))
+	start(t, "operator-controller", "olmv1/operator-controller", "--system-namespace", olmv1NS, "--catalogd-cas-dir", caDir, "--pull-cas-dir", caDir,
+		"--cache-path", filepath.Join(dir, "operator-controller-cache"), "--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(freePort(t)))
+
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "gitops", "operator-olmv1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "ClusterCatalog" {
+			if err := unstructured.SetNestedField(u.Object, catalogRef, "spec", "source", "image", "ref"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := olmc.Create(ctx, u); err != nil {
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		t.Logf("applied %s/%s", u.GetKind(), u.GetName())
+	}
+
+	start0 := time.Now()
+	condition := func(kind, name, typ string) func() error {
+		seen := ""
+		return func() error {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("olm.operatorframework.io/v1")
+			u.SetKind(kind)
+			if err := olmc.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			var now []string
+			ok := false
+			for _, c := range conds {
+				m := c.(map[string]any)
+				now = append(now, fmt.Sprintf("%s=%s(%s)", m["type"], m["status"], m["reason"]))
+				if m["type"] == typ && m["status"] == "True" {
+					ok = true
+				}
+			}
+			if s := strings.Join(now, " "); s != seen {
+				seen = s
+				t.Logf("[%6.1fs] %s/%s %s", time.Since(start0).Seconds(), kind, name, s)
+			}
+			if !ok {
+				msg := fmt.Sprint(conds)
+				return fmt.Errorf("not %s: %s", typ, msg)
+			}
+			return nil
+		}
+	}
+	env.Eventually(t, "the ClusterCatalog serving", condition("ClusterCatalog", "ai-stack-operator-catalog", "Serving"))
+	env.Eventually(t, "the ClusterExtension installed", condition("ClusterExtension", olmgen.Package, "Installed"))
+
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join("bundle", "manifests", olmgen.Package+".clusterserviceversion.yaml"))), csv); err != nil {
+		t.Fatal(err)
+	}
+	spec := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0]
+	env.Eventually(t, "the operator's Deployment available", func() error {
+		d := &appsv1.Deployment{}
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: spec.Name}, d); err != nil {
+			return err
+		}
+		if d.Status.AvailableReplicas < 1 {
+			return fmt.Errorf("%d available", d.Status.AvailableReplicas)
+		}
+		return nil
+	})
+	sa := spec.Spec.Template.Spec.ServiceAccountName
+	bin, err := framework.OperatorBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	ns := env.NewNamespace(t, "olmv1-workloads")
+	llsd, tas, ogx := framework.LLSD(ns, "llsd"), framework.TASDatabase(ns, "tas"), framework.OGX(ns, "ogx")
+	for _, o := range []client.Object{llsd, tas, ogx} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
+	env.WaitTASReady(t, tas)
+	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under the RBAC OLM v1 rendered from the CSV")
+	stop()
+
+	ce := &unstructured.Unstructured{}
+	ce.SetAPIVersion("olm.operatorframework.io/v1")
+	ce.SetKind("ClusterExtension")
+	ce.SetName(olmgen.Package)
+	if err := olmc.Delete(ctx, ce); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, "the operator's Deployment gone with the ClusterExtension", func() error {
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: spec.Name}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Deployment %s: %v", spec.Name, err)
+		}
+		return nil
+	})
+}
