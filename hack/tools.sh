@@ -89,13 +89,25 @@ olm_tools() {
 # makes an image of a directory with go-containerregistry), for the OLM v1
 # test (test/olm).
 olmv1_tools() {
-  local tags=containers_image_openpgp
-  build olmv1 "$bin/olmv1/catalogd" github.com/operator-framework/operator-controller/cmd/catalogd "" $tags
-  build olmv1 "$bin/olmv1/operator-controller" github.com/operator-framework/operator-controller/cmd/operator-controller "" $tags
+  local tags=containers_image_openpgp dir src
+  dir=$(cd "$root/hack/tools/olmv1" && go mod download github.com/operator-framework/operator-controller &&
+    go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)
+  # Both read their ServiceAccount from the pod's token file at a fixed path;
+  # outside a pod they take it from OLMV1_SERVICE_ACCOUNT. Go refuses overlays
+  # of the module cache, so the module is built from a copy in bin/olmv1/src
+  # with that one file replaced by hack/tools/olmv1/outside-pod (-modfile: the
+  # tools module's go.mod plus a replace; nothing of it is committed).
+  src="$bin/olmv1/src"
+  if [[ ! -f "$src/.from" || "$(cat "$src/.from")" != "$dir" ]]; then
+    rm -rf "$src" && mkdir -p "$bin/olmv1" && cp -r "$dir" "$src" && chmod -R u+w "$src" && echo "$dir" > "$src/.from"
+  fi
+  cp "$root/hack/tools/olmv1/outside-pod/serviceaccount.go" "$src/internal/shared/util/sa/serviceaccount.go"
+  cp "$root/hack/tools/olmv1/go.mod" "$bin/olmv1/build.mod" && cp "$root/hack/tools/olmv1/go.sum" "$bin/olmv1/build.sum"
+  (cd "$root/hack/tools/olmv1" && go mod edit -modfile="$bin/olmv1/build.mod" -replace "github.com/operator-framework/operator-controller=$src")
+  GOFLAGS="-modfile=$bin/olmv1/build.mod" build olmv1 "$bin/olmv1/catalogd" github.com/operator-framework/operator-controller/cmd/catalogd "" $tags
+  GOFLAGS="-modfile=$bin/olmv1/build.mod" build olmv1 "$bin/olmv1/operator-controller" github.com/operator-framework/operator-controller/cmd/operator-controller "" $tags
   build oci "$bin/oci/registry" ./registry
   build oci "$bin/oci/push" ./push
-  local dir
-  dir=$(cd "$root/hack/tools/olmv1" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)
   rm -rf "$bin/olmv1/crds" && mkdir -p "$bin/olmv1/crds" &&
     cp "$dir"/config/base/catalogd/crd/standard/olm.*.yaml "$dir"/config/base/operator-controller/crd/standard/olm.*.yaml "$bin/olmv1/crds/"
 }

@@ -151,8 +151,11 @@ func (p *proc) stop(t *testing.T) {
 	}
 	if t.Failed() {
 		b, _ := os.ReadFile(p.log)
-		lines := strings.SplitN(string(b), "\n", 16)
-		t.Logf("%s's log, head:\n%s\ntail:\n%s", p.name, strings.Join(lines[:min(15, len(lines))], "\n"), framework.Tail(string(b), 30))
+		if lines := strings.Split(string(b), "\n"); len(lines) <= 45 {
+			t.Logf("%s's log:\n%s", p.name, b)
+		} else {
+			t.Logf("%s's log, head:\n%s\ntail:\n%s", p.name, strings.Join(lines[:15], "\n"), framework.Tail(string(b), 30))
+		}
 	}
 }
 

@@ -168,15 +168,21 @@ func TestOLMv1Installs(t *testing.T) {
 	if err := os.WriteFile(bundleFile, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	catalogRef := push(t, caDir, catalog, reg+"/ai-stack-operator-catalog:v"+version, "/configs",
+	// The ClusterCatalog names its image by tag, as the committed one does
+	// (catalogd polls a tag; a digest admits no pollIntervalMinutes).
+	catalogRef := reg + "/ai-stack-operator-catalog:v" + version
+	catalogDigest := push(t, caDir, catalog, catalogRef, "/configs",
 		map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"})
-	t.Logf("pushed %s and %s", bundleRef, catalogRef)
+	t.Logf("pushed %s and %s", bundleRef, catalogDigest)
 
+	// Outside a pod each names the ServiceAccount it acts as (hack/tools/olmv1/outside-pod).
+	t.Setenv("OLMV1_SERVICE_ACCOUNT", olmv1NS+"/catalogd-controller-manager")
 	served := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	start(t, "catalogd", "olmv1/catalogd", "--system-namespace", olmv1NS, "--catalogs-server-addr", served, "--external-address", served,
 		"--cache-dir", filepath.Join(dir, "catalogd-cache"), "--tls-cert", cert, "--tls-key", key, "--pull-cas-dir", caDir,
 		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(freePort(t)), "--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(freePort(t)),
 		"--webhook-server-port", strconv.Itoa(freePort(t)))
+	t.Setenv("OLMV1_SERVICE_ACCOUNT", olmv1NS+"/operator-controller-controller-manager")
 	start(t, "operator-controller", "olmv1/operator-controller", "--system-namespace", olmv1NS, "--catalogd-cas-dir", caDir, "--pull-cas-dir", caDir,
 		"--cache-path", filepath.Join(dir, "operator-controller-cache"), "--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(freePort(t)))
 
