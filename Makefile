@@ -135,7 +135,7 @@ bundle: manifests opm-tools ## Regenerate the OLM bundle (bundle/, bundle.Docker
 	@test "$$(cat VERSION)" = "$(VERSION)" || echo "$(VERSION)" > VERSION
 	sed -i -E 's|^(    newTag: ).*|\1v$(VERSION)|' config/manager/kustomization.yaml
 	go run ./hack/bundle -version $(VERSION) -image $(IMG)
-	$(BIN)/opm-render bundle > catalog/ai-stack-operator/bundle-v$(VERSION).yaml
+	$(BIN)/opm-render -image $(BUNDLE_IMG) bundle > catalog/ai-stack-operator/bundle-v$(VERSION).yaml
 
 .PHONY: opm-tools
 opm-tools: ## Build operator-registry's catalog tools alone into bin/ (opm-validate, opm-render, opm-query; cached).

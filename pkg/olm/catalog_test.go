@@ -45,10 +45,9 @@ type fbc struct {
 }
 
 // The file-based catalog follows operator-registry's declarative-config
-// rules, checked here by our own test: operator-registry (opm) cannot be
-// built from the modules this machine serves with our pins (its sqlite and
-// containers/image dependencies), so this test applies the rules its
-// validation applies: known schemas, strict fields, one package whose
+// rules, checked here by our own test beside operator-registry's own
+// validation (TestCatalogPassesOperatorRegistryValidation), with messages of
+// ours: known schemas, strict fields, one package whose
 // default channel exists, channel entries that name bundles of the package,
 // a bundle with its image, an olm.package property matching its name and
 // version, an olm.gvk for every API the CSV owns, valid skipRanges, and
@@ -112,7 +111,7 @@ func TestCatalogValidates(t *testing.T) {
 	csv := committedCSV(t)
 	bd, ok := bundleNames[csv.Name]
 	require.True(t, ok, "the catalog has the bundle of the CSV")
-	assert.Empty(t, bd.Image, "the bundle is served as objects (no image to unpack)")
+	assert.Equal(t, bundleImage(csv.Spec.Version.String()), bd.Image, "the bundle image make bundle-build builds")
 	gvks := map[string]bool{}
 	for _, p := range bd.Properties {
 		switch p.Type {
@@ -197,9 +196,10 @@ func opmQuery(t *testing.T, dir string) []servedPackage {
 // catalog lists the package with its channel, whose head is the newest
 // release with its whole CSV (what the package server needs to list the
 // channel; the catalog as it was, a bundle image without objects, gives an
-// empty CSV) and every object of bundle/manifests with no image (so OLM v0
-// makes its install steps of them and runs no unpack Job), and every release
-// of config/catalog/releases.yaml in the channel.
+// empty CSV), every object of bundle/manifests and the bundle image (which
+// OLM v1 pulls and OLM v0 unpacks; served without one, OLM v0 makes its
+// install steps of the objects: test/olm), and every release of
+// config/catalog/releases.yaml in the channel.
 func TestCatalogAsOLMReadsIt(t *testing.T) {
 	pkgs := opmQuery(t, filepath.Join(root, CatalogDir))
 	require.Len(t, pkgs, 1)
@@ -214,7 +214,7 @@ func TestCatalogAsOLMReadsIt(t *testing.T) {
 	assert.Greater(t, head.Bundle.CSVJSONBytes, 10000, "the CSV is served whole")
 	assert.Equal(t, csv.Name, head.Bundle.CSVName)
 	assert.ElementsMatch(t, []string{"OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces"}, head.Bundle.InstallModes)
-	assert.Empty(t, head.Bundle.Image, "a bundle image makes OLM v0 unpack it with a Job")
+	assert.Equal(t, bundleImage(csv.Spec.Version.String()), head.Bundle.Image, "OLM v1 pulls the bundle image")
 	assert.ElementsMatch(t, bundleObjects(t), head.Bundle.Objects, "the catalog serves every object of bundle/manifests")
 
 	raw, err := os.ReadFile(filepath.Join(root, ReleasesFile))
@@ -255,8 +255,14 @@ func TestCatalogWithoutObjectsIsEmptyToOLM(t *testing.T) {
 	assert.NotEmpty(t, pkgs[0].Channels[0].Bundle.Error)
 }
 
+// bundleImage is the bundle image of a version, as make bundle-build tags it
+// (BUNDLE_IMG's default).
+func bundleImage(version string) string {
+	return "quay.io/ai-stack-operator/ai-stack-operator-bundle:v" + version
+}
+
 // stripObjects turns a rendered bundle into the old shape: its
-// olm.bundle.object properties removed and a bundle image instead.
+// olm.bundle.object properties removed, only the bundle image left.
 func stripObjects(t *testing.T, doc string) string {
 	t.Helper()
 	var b map[string]any
@@ -270,7 +276,7 @@ func stripObjects(t *testing.T, doc string) string {
 	}
 	require.Less(t, len(kept), len(props), "the rendered bundle has olm.bundle.object")
 	b["properties"] = kept
-	b["image"] = "quay.io/ai-stack-operator/ai-stack-operator-bundle:v" + committedCSV(t).Spec.Version.String()
+	require.Equal(t, bundleImage(committedCSV(t).Spec.Version.String()), b["image"])
 	out, err := yaml.Marshal(b)
 	require.NoError(t, err)
 	return string(out)
@@ -307,7 +313,7 @@ func TestRenderedBundleUpToDate(t *testing.T) {
 		t.Fatalf("%v: run hack/tools.sh opm (make test does)", err)
 	}
 	csv := committedCSV(t)
-	cmd := exec.Command(bin, "bundle")
+	cmd := exec.Command(bin, "-image", bundleImage(csv.Spec.Version.String()), "bundle")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	require.NoError(t, err)

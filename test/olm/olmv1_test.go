@@ -148,26 +148,9 @@ func TestOLMv1Installs(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundleRef := push(t, caDir, filepath.Join(root, "bundle"), reg+"/ai-stack-operator-bundle:v"+version, "/", annotations.Annotations)
-	catalog := filepath.Join(t.TempDir(), "catalog")
-	if err := os.CopyFS(catalog, os.DirFS(filepath.Join(root, olmgen.CatalogDir))); err != nil {
-		t.Fatal(err)
-	}
-	bundleFile := filepath.Join(catalog, olmgen.Package, "bundle-v"+version+".yaml")
-	b, err := os.ReadFile(bundleFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := map[string]any{}
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["image"] = bundleRef
-	if b, err = yaml.Marshal(doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bundleFile, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The committed catalog names the bundle image as published; here it is
+	// the copy on the loopback registry, by digest.
+	catalog := withBundleImages(t, filepath.Join(root, olmgen.CatalogDir), func(string) string { return bundleRef })
 	// The ClusterCatalog names its image by tag, as the committed one does
 	// (catalogd polls a tag; a digest admits no pollIntervalMinutes).
 	catalogRef := reg + "/ai-stack-operator-catalog:v" + version

@@ -2,17 +2,18 @@
 // bundle the way `opm render <bundle-dir>` does (operator-registry's
 // alpha/action.Render, no migration and no image template) and prints it as
 // YAML. Nothing is pulled. The bundle's manifests become olm.bundle.object
-// properties and its image is empty: OLM v0 then installs from the objects
-// the catalog serves (its resolver makes steps of them) instead of running a
-// Job to unpack a bundle image, and its package server reads the CSV from
-// them.
+// properties: OLM's package server reads the CSV from them, and an OLM v0
+// given a bundle without an image installs from them with no unpack Job.
+// -image names the bundle image the published bundle is pulled from (OLM v1
+// pulls it; OLM v0 unpacks it), as `opm render <image>` would name it.
 //
-//	opm-render <bundle directory>
+//	opm-render [-image REF] <bundle directory>
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -35,17 +36,20 @@ func (noRegistry) Labels(context.Context, image.Reference) (map[string]string, e
 func (noRegistry) Destroy() error { return nil }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: opm-render <bundle directory>")
+	image := flag.String("image", "", "the bundle image the catalog names (empty: none)")
+	flag.Usage = func() { fmt.Fprintln(os.Stderr, "usage: opm-render [-image REF] <bundle directory>") }
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(os.Args[1]); err != nil {
+	if err := run(flag.Arg(0), *image); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string) error {
+func run(dir, image string) error {
 	// Its notes on optional files a bundle may lack are not ours to print.
 	logrus.SetLevel(logrus.WarnLevel)
 	cfg, err := action.Render{
@@ -59,5 +63,6 @@ func run(dir string) error {
 	if len(cfg.Bundles) != 1 {
 		return fmt.Errorf("%s rendered %d bundles, want 1", dir, len(cfg.Bundles))
 	}
+	cfg.Bundles[0].Image = image
 	return declcfg.WriteYAML(*cfg, os.Stdout)
 }
