@@ -134,3 +134,4 @@ build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
 opm_tools
 olm_tools
+olmv1_tools

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,9 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -212,6 +215,11 @@ func TestOLMv1Installs(t *testing.T) {
 			}
 			if s := strings.Join(now, " "); s != seen {
 				seen = s
+				for _, c := range conds {
+					if m := c.(map[string]any); m["type"] == "Progressing" && m["status"] == "True" && m["reason"] != "Succeeded" {
+						s += fmt.Sprintf(" (Progressing: %.160s)", m["message"])
+					}
+				}
 				t.Logf("[%6.1fs] %s/%s %s", time.Since(start0).Seconds(), kind, name, s)
 			}
 			if !ok {
@@ -223,6 +231,18 @@ func TestOLMv1Installs(t *testing.T) {
 	}
 	env.Eventually(t, "the ClusterCatalog serving", condition("ClusterCatalog", "ai-stack-operator-catalog", "Serving"))
 	env.Eventually(t, "the ClusterExtension installed", condition("ClusterExtension", olmgen.Package, "Installed"))
+	ce := &unstructured.Unstructured{}
+	ce.SetAPIVersion("olm.operatorframework.io/v1")
+	ce.SetKind("ClusterExtension")
+	if err := olmc.Get(ctx, client.ObjectKey{Name: olmgen.Package}, ce); err != nil {
+		t.Fatal(err)
+	}
+	installed, _, _ := unstructured.NestedStringMap(ce.Object, "status", "install", "bundle")
+	if installed["name"] != olmgen.Package+".v"+version || installed["version"] != version {
+		t.Errorf("installed bundle %v, want %s.v%s", installed, olmgen.Package, version)
+	}
+	owned := olmv1Installed(t, ctx)
+	t.Logf("installed %s; objects labelled as the ClusterExtension's: %v", installed["name"], owned)
 
 	csv := &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join("bundle", "manifests", olmgen.Package+".clusterserviceversion.yaml"))), csv); err != nil {
@@ -258,17 +278,60 @@ func TestOLMv1Installs(t *testing.T) {
 	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under the RBAC OLM v1 rendered from the CSV")
 	stop()
 
-	ce := &unstructured.Unstructured{}
-	ce.SetAPIVersion("olm.operatorframework.io/v1")
-	ce.SetKind("ClusterExtension")
-	ce.SetName(olmgen.Package)
 	if err := olmc.Delete(ctx, ce); err != nil {
 		t.Fatal(err)
 	}
-	env.Eventually(t, "the operator's Deployment gone with the ClusterExtension", func() error {
-		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: spec.Name}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("Deployment %s: %v", spec.Name, err)
+	// operator-controller uninstalls the release: the Deployment, its
+	// ServiceAccount and RBAC go, and so do the CRDs, which takes every CR
+	// of the three kinds with them. The CRs' finalizers are the operator's,
+	// which is gone too, so the CRDs stay Terminating until someone removes
+	// them (docs/gitops.md warns of it).
+	env.Eventually(t, "everything the ClusterExtension installed gone or being deleted", func() error {
+		if left := olmv1Installed(t, ctx); len(left) > 0 {
+			return fmt.Errorf("left: %v", left)
 		}
 		return nil
 	})
+	var terminating []string
+	for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := olmc.Get(ctx, client.ObjectKey{Name: d.Name}, crd); err == nil {
+			terminating = append(terminating, d.Name)
+		}
+	}
+	l := &llamav1alpha1.LlamaStackDistribution{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(llsd), l); err != nil || l.DeletionTimestamp == nil {
+		t.Errorf("the LlamaStackDistribution after the ClusterExtension's deletion: %v, deleting: %v; want it deleted with its CRD", err, l.DeletionTimestamp)
+	}
+	t.Logf("after the ClusterExtension's deletion: CRDs Terminating: %v; the LlamaStackDistribution deleting, finalizers %v", terminating, l.Finalizers)
+}
+
+// olmv1Installed lists what operator-controller installed for the
+// ClusterExtension (the objects it labels with its owner's name) and is not
+// being deleted, as kind/[namespace/]name.
+func olmv1Installed(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	sel := client.MatchingLabels{"olm.operatorframework.io/owner-kind": "ClusterExtension", "olm.operatorframework.io/owner-name": olmgen.Package}
+	var out []string
+	for kind, l := range map[string]client.ObjectList{
+		"CustomResourceDefinition": &apiextensionsv1.CustomResourceDefinitionList{},
+		"ClusterRole":              &rbacv1.ClusterRoleList{}, "ClusterRoleBinding": &rbacv1.ClusterRoleBindingList{},
+		"Role": &rbacv1.RoleList{}, "RoleBinding": &rbacv1.RoleBindingList{},
+		"ServiceAccount": &corev1.ServiceAccountList{}, "Service": &corev1.ServiceList{}, "Deployment": &appsv1.DeploymentList{},
+	} {
+		if err := olmc.List(ctx, l, sel); err != nil {
+			t.Fatal(err)
+		}
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range items {
+			if m := o.(client.Object); m.GetDeletionTimestamp() == nil {
+				out = append(out, kind+"/"+strings.TrimPrefix(m.GetNamespace()+"/"+m.GetName(), "/"))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
