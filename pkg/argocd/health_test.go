@@ -76,6 +76,12 @@ func TestHealthChecks(t *testing.T) {
 		served[w.Group+"_"+w.Kind] = true
 	}
 	require.Len(t, served, len(ws))
+	// Besides them, OLM v1's kinds that config/gitops/operator-olmv1 applies
+	// (Argo CD has no check of its own for them).
+	for _, k := range []string{"olm.operatorframework.io_ClusterCatalog", "olm.operatorframework.io_ClusterExtension"} {
+		assert.True(t, kinds[k], "a check for %s", k)
+		delete(kinds, k)
+	}
 	assert.Equal(t, served, kinds, "a check for every kind the operator serves (watches.yaml)")
 }
 

@@ -130,3 +130,57 @@ func TestGitOpsExamples(t *testing.T) {
 		assert.NoError(t, err, "the Application syncs a kustomization of this repository")
 	}
 }
+
+// The OLM v1 example (config/gitops/operator-olmv1) builds with kustomize
+// and names this bundle's package, channel and catalog image; the
+// ClusterExtension installs into the Namespace it creates as the installer
+// ServiceAccount it creates (bound to a ClusterRole), AllNamespaces (what OLM
+// v1 installs without a watch namespace, and a mode the CSV supports); the
+// waves order catalog and Namespace, installer, then the extension. test/olm's
+// TestOLMv1Installs applies it to real catalogd and operator-controller.
+func TestGitOpsOLMv1Example(t *testing.T) {
+	csv := committedCSV(t)
+	objs := build(t, "operator-olmv1")
+	require.Len(t, objs, 5)
+	get := func(key string, path ...string) any {
+		t.Helper()
+		b, ok := objs[key]
+		require.True(t, ok, "%s in config/gitops/operator-olmv1", key)
+		var v any = map[string]any{}
+		require.NoError(t, yaml.Unmarshal(b, &v))
+		for _, p := range path {
+			m, ok := v.(map[string]any)
+			require.True(t, ok, "%s: %v", key, path)
+			v = m[p]
+		}
+		return v
+	}
+	assert.Equal(t, "olm.operatorframework.io/v1", get("ClusterCatalog/ai-stack-operator-catalog", "apiVersion"))
+	assert.Equal(t, "quay.io/ai-stack-operator/ai-stack-operator-catalog:v"+csv.Spec.Version.String(),
+		get("ClusterCatalog/ai-stack-operator-catalog", "spec", "source", "image", "ref"), "the catalog image make catalog-build builds")
+	ce := "ClusterExtension/" + Package
+	assert.Equal(t, "olm.operatorframework.io/v1", get(ce, "apiVersion"))
+	assert.Equal(t, Package, get(ce, "spec", "source", "catalog", "packageName"))
+	assert.Equal(t, []any{Channel}, get(ce, "spec", "source", "catalog", "channels"))
+	ns := get(ce, "spec", "namespace")
+	assert.Equal(t, "ai-stack-operator-system", ns)
+	get("Namespace/"+ns.(string), "metadata", "name")
+	sa := get(ce, "spec", "serviceAccount", "name").(string)
+	assert.Equal(t, ns, get("ServiceAccount/"+sa, "metadata", "namespace"))
+	subjects := get("ClusterRoleBinding/"+sa, "subjects").([]any)
+	require.Len(t, subjects, 1)
+	assert.Equal(t, map[string]any{"kind": "ServiceAccount", "name": sa, "namespace": ns}, subjects[0])
+	assert.Nil(t, get(ce, "spec", "config"), "no watch namespace: AllNamespaces")
+	all := false
+	for _, m := range csv.Spec.InstallModes {
+		all = all || (m.Type == operatorsv1alpha1.InstallModeTypeAllNamespaces && m.Supported)
+	}
+	assert.True(t, all, "the CSV supports AllNamespaces")
+	waves := map[string]int{}
+	for key := range objs {
+		waves[key], _ = strconv.Atoi(wave(t, objs[key]))
+	}
+	assert.Less(t, waves["ClusterCatalog/ai-stack-operator-catalog"], waves["ServiceAccount/"+sa])
+	assert.Less(t, waves["Namespace/"+ns.(string)], waves["ServiceAccount/"+sa])
+	assert.Less(t, waves["ClusterRoleBinding/"+sa], waves[ce])
+}

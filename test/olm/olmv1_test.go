@@ -35,6 +35,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/argocd"
 	olmgen "github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
@@ -193,6 +194,16 @@ func TestOLMv1Installs(t *testing.T) {
 		t.Logf("applied %s/%s", u.GetKind(), u.GetName())
 	}
 
+	// config/argocd's checks for OLM v1's kinds, on the live objects.
+	loaded, err := argocd.Load(filepath.Join(root, "config", "argocd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]argocd.Check{}
+	for _, c := range loaded {
+		checks[c.Key()] = c
+	}
+	health := map[string]argocd.Health{}
 	start0 := time.Now()
 	condition := func(kind, name, typ string) func() error {
 		seen := ""
@@ -220,7 +231,12 @@ func TestOLMv1Installs(t *testing.T) {
 						s += fmt.Sprintf(" (Progressing: %.160s)", m["message"])
 					}
 				}
-				t.Logf("[%6.1fs] %s/%s %s", time.Since(start0).Seconds(), kind, name, s)
+				h, err := argocd.Evaluate(checks["olm.operatorframework.io_"+kind].Script, u.Object, false)
+				if err != nil {
+					t.Errorf("Argo CD health of %s: %v", kind, err)
+				}
+				health[kind] = h
+				t.Logf("[%6.1fs] %s/%s %s; Argo CD: %s", time.Since(start0).Seconds(), kind, name, s, h.Status)
 			}
 			if !ok {
 				msg := fmt.Sprint(conds)
@@ -231,6 +247,11 @@ func TestOLMv1Installs(t *testing.T) {
 	}
 	env.Eventually(t, "the ClusterCatalog serving", condition("ClusterCatalog", "ai-stack-operator-catalog", "Serving"))
 	env.Eventually(t, "the ClusterExtension installed", condition("ClusterExtension", olmgen.Package, "Installed"))
+	for _, kind := range []string{"ClusterCatalog", "ClusterExtension"} {
+		if health[kind].Status != "Healthy" {
+			t.Errorf("Argo CD health of the %s: %+v, want Healthy", kind, health[kind])
+		}
+	}
 	ce := &unstructured.Unstructured{}
 	ce.SetAPIVersion("olm.operatorframework.io/v1")
 	ce.SetKind("ClusterExtension")
