@@ -44,7 +44,7 @@ test: tools manifests generate vet build ## Run every test: unit, golden render 
 ##@ Development
 
 .PHONY: tools
-tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen, operator-registry's catalog tools and OLM v0 (bin/olm) into bin/ (cached).
+tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen, operator-registry's catalog tools, OLM v0 (bin/olm), OLM v1 (bin/olmv1) and the loopback registry tools (bin/oci) into bin/ (cached).
 	hack/tools.sh
 
 .PHONY: controller-gen
@@ -103,15 +103,15 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter, the settings parsers and 
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(or $(FUZZTIME),2000x)
 
 .PHONY: test-integration
-test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak) and the real OLM v0 install/upgrade/uninstall (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
+test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak) and real OLM v0 (install/upgrade/uninstall) and v1 (install/uninstall) (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/...
 
 .PHONY: test-olm
-test-olm: tools build ## OLM v0 for real on a local cluster (olm-operator, catalog-operator, package server, opm serve of catalog/): config/gitops/operator installs the operator, a CR of each kind Ready under OLM's RBAC, upgrade to a v0.2.0 built on the fly under Manual approval, uninstall.
+test-olm: tools build ## OLM for real on a local cluster. v0 (olm-operator, catalog-operator, package server, opm serve of catalog/): config/gitops/operator installs the operator, a CR of each kind Ready under OLM's RBAC, upgrade to a v0.2.0 built on the fly under Manual approval, uninstall. v1 (catalogd, operator-controller, images on a loopback registry): config/gitops/operator-olmv1 installs it, each kind Ready, uninstall.
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 -timeout 15m ./test/olm/...
 
 .PHONY: olm-demo
-olm-demo: tools build ## test-olm verbosely: the transcript of the Subscription, InstallPlans and CSVs (objects and phases, seconds from the start), the PackageManifest, the RBAC OLM granted (about a minute).
+olm-demo: tools build ## test-olm verbosely: the transcript of the Subscription, InstallPlans and CSVs (objects and phases, seconds from the start), the PackageManifest, the RBAC OLM granted; then the ClusterCatalog and ClusterExtension conditions with their Argo CD health and what OLM v1 installed (about a minute).
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test -v -count=1 -timeout 15m ./test/olm/...
 
 .PHONY: test-cluster
@@ -142,7 +142,7 @@ opm-tools: ## Build operator-registry's catalog tools alone into bin/ (opm-valid
 	hack/tools.sh opm
 
 .PHONY: catalog
-catalog: bundle ## Regenerate the file-based catalog (catalog/, catalog.Dockerfile; channel stable, each bundle served as its objects) with the bundle.
+catalog: bundle ## Regenerate the file-based catalog (catalog/, catalog.Dockerfile; channel stable, each bundle's image BUNDLE_IMG and objects) with the bundle.
 
 .PHONY: argocd
 argocd: ## Regenerate config/argocd's argocd-cm and OpenShift GitOps patches from the health.lua files (a unit test fails when they are stale).
@@ -178,13 +178,13 @@ bundle-build: bundle ## Build the OLM bundle image BUNDLE_IMG from bundle/.
 	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 .PHONY: bundle-push
-bundle-push: ## Push the OLM bundle image BUNDLE_IMG (OLM v1 installs from it; the catalog serves the bundle's objects to OLM v0).
+bundle-push: ## Push the OLM bundle image BUNDLE_IMG, which the catalog names (OLM v1 pulls it, OLM v0 unpacks it).
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 CATALOG_IMG ?= quay.io/ai-stack-operator/ai-stack-operator-catalog:v$(VERSION)
 
 .PHONY: catalog-build
-catalog-build: catalog ## Build the catalog image CATALOG_IMG (opm serving catalog/, which holds each bundle's objects: OLM v0 pulls no bundle image).
+catalog-build: catalog ## Build the catalog image CATALOG_IMG (opm serving catalog/: each bundle's image and objects).
 	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 .PHONY: catalog-push

@@ -7,12 +7,16 @@
 // packages.operators.coreos.com. config/gitops/operator is applied as it is,
 // the CatalogSource's image aside: opm serves the committed catalog/ on
 // loopback and the CatalogSource names that address (spec.address), as OLM
-// allows for a registry it does not run.
+// allows for a registry it does not run. And through a real OLM v1
+// (olmv1_test.go): catalogd and operator-controller v1.5.1 with the images on
+// a registry on loopback.
 //
-// kwok runs no containers, so what runs in pods is run here instead: the
-// catalog's bundle is served as objects (no unpack Job is needed), and the
-// operator's binary runs as the ServiceAccount OLM created, with the RBAC
-// OLM granted from the CSV, with the CSV Deployment's args and env.
+// kwok runs no containers, so what runs in pods is run here instead: OLM v0
+// is served the catalog without its bundle image, so it installs from the
+// bundle objects the catalog holds (no unpack Job), and the operator's binary
+// runs as the ServiceAccount OLM created, with the RBAC OLM granted from the
+// CSV, with the CSV Deployment's args and env. Each test has a local cluster
+// of its own.
 package olm
 
 import (
