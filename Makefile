@@ -103,11 +103,11 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter, the settings parsers and 
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(or $(FUZZTIME),2000x)
 
 .PHONY: test-integration
-test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak) and real OLM v0 (install/upgrade/uninstall) and v1 (install/uninstall) (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
+test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak) and real OLM v0 (install/upgrade/uninstall) and v1 (install/upgrade/uninstall) (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/...
 
 .PHONY: test-olm
-test-olm: tools build ## OLM for real on a local cluster. v0 (olm-operator, catalog-operator, package server, opm serve of catalog/): config/gitops/operator installs the operator, a CR of each kind Ready under OLM's RBAC, upgrade to a v0.2.0 built on the fly under Manual approval, uninstall. v1 (catalogd, operator-controller, images on a loopback registry): config/gitops/operator-olmv1 installs it, each kind Ready, uninstall.
+test-olm: tools build ## OLM for real on a local cluster. v0 (olm-operator, catalog-operator, package server, opm serve of catalog/): config/gitops/operator installs the operator, a CR of each kind Ready under OLM's RBAC, upgrade to a v0.2.0 built on the fly under Manual approval, uninstall. v1 (catalogd, operator-controller, images on a loopback registry): config/gitops/operator-olmv1 installs it, each kind Ready, upgrade to v0.2.0, uninstall.
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -count=1 -timeout 15m ./test/olm/...
 
 .PHONY: olm-demo

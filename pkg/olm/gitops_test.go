@@ -137,7 +137,7 @@ func TestGitOpsExamples(t *testing.T) {
 // ServiceAccount it creates (bound to a ClusterRole), AllNamespaces (what OLM
 // v1 installs without a watch namespace, and a mode the CSV supports); the
 // waves order catalog and Namespace, installer, then the extension. test/olm's
-// TestOLMv1Installs applies it to real catalogd and operator-controller.
+// TestOLMv1InstallsUpgradesAndUninstalls applies it to real catalogd and operator-controller.
 func TestGitOpsOLMv1Example(t *testing.T) {
 	csv := committedCSV(t)
 	objs := build(t, "operator-olmv1")

@@ -531,7 +531,8 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	// Upgrade: v0.2.0 on top of the committed catalog, under Manual approval.
 	olmEnv.Update(t, sub, func() { sub.Spec.InstallPlanApproval = operatorsv1alpha1.ApprovalManual })
 	second := olmgen.Package + ".v" + upgraded
-	addr2 := serveCatalog(t, "opm-serve-"+upgraded, catalogWithRelease(t, catalog, upgraded))
+	catalog2, _ := catalogWithRelease(t, catalog, upgraded)
+	addr2 := serveCatalog(t, "opm-serve-"+upgraded, catalog2)
 	cs := &operatorsv1alpha1.CatalogSource{}
 	if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: sub.Spec.CatalogSource}, cs); err != nil {
 		t.Fatal(err)
@@ -676,13 +677,14 @@ func readFile(t *testing.T, rel string) string {
 
 // catalogWithRelease is catalog src with one more release: the
 // committed bundle/ as version v (its CSV renamed, the image tagged v),
-// rendered by operator-registry (bin/opm-render) as `make bundle` renders
-// it, and the channel entry `make catalog` would add (replaces the newest,
-// skipRange <v).
-func catalogWithRelease(t *testing.T, src, v string) string {
+// rendered by operator-registry (bin/opm-render, without a bundle image) as
+// `make bundle` renders it, and the channel entry `make catalog` would add
+// (replaces the newest, skipRange <v). It returns the catalog's folder and
+// the release's bundle folder.
+func catalogWithRelease(t *testing.T, src, v string) (catalog, bundle string) {
 	t.Helper()
 	root := framework.Root()
-	bundle := filepath.Join(t.TempDir(), "bundle")
+	bundle = filepath.Join(t.TempDir(), "bundle")
 	if err := os.CopyFS(bundle, os.DirFS(filepath.Join(root, "bundle"))); err != nil {
 		t.Fatal(err)
 	}
@@ -751,5 +753,5 @@ func catalogWithRelease(t *testing.T, src, v string) string {
 	if err := os.WriteFile(filepath.Join(pkgDir, "catalog.yaml"), []byte(strings.Join(docs, "\n---\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return cat
+	return cat, bundle
 }

@@ -123,16 +123,18 @@ func push(t *testing.T, caDir, src, ref, at string, labels map[string]string) st
 }
 
 // OLM v1 where it can run here: catalogd and operator-controller v1.5.1 as
-// processes, a registry on loopback (distribution v3) holding a catalog
-// image and the bundle image made from bundle/ and catalog/ (the catalog's
-// bundle given that image: OLM v1 pulls bundles, it does not read objects
-// from the catalog), config/gitops/operator-olmv1 applied with the catalog
-// image's reference. catalogd unpacks and serves the catalog, the
-// ClusterExtension resolves the channel and operator-controller installs
-// the bundle's CRDs, RBAC and Deployment; the operator, as the
-// ServiceAccount OLM v1 made with the RBAC it rendered from the CSV, serves
-// a CR of each kind to Ready; deleting the ClusterExtension uninstalls.
-func TestOLMv1Installs(t *testing.T) {
+// processes, a registry on loopback (distribution v3) holding the catalog
+// and bundle images made from catalog/ and bundle/ (the catalog's bundle
+// image pointed at the loopback copy), config/gitops/operator-olmv1 applied
+// with the catalog image's reference. catalogd unpacks and serves the
+// catalog, the ClusterExtension resolves the channel and operator-controller
+// installs the bundle's CRDs, RBAC and Deployment; config/argocd's health of
+// both is Healthy; the operator, as the ServiceAccount OLM v1 made with the
+// RBAC it rendered from the CSV, serves a CR of each kind to Ready. A v0.2.0
+// release pushed under a new catalog tag is installed once the
+// ClusterCatalog names it, the CRs' workloads untouched. Deleting the
+// ClusterExtension uninstalls everything, the CRDs included.
+func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 	ctx := context.Background()
 	setup(t, filepath.Join(framework.Root(), "bin", "olmv1", "crds"))
 	if err := olmc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: olmv1NS}}); err != nil {
@@ -297,6 +299,88 @@ func TestOLMv1Installs(t *testing.T) {
 	env.WaitTASReady(t, tas)
 	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
 	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under the RBAC OLM v1 rendered from the CSV")
+	before := workloads(t, ctx, ns)
+
+	// Upgrade: the catalog with a v0.2.0 release (its bundle pushed too)
+	// under a new tag, and the ClusterCatalog pointed at it, as a change in
+	// Git would; the ClusterExtension names no version, so OLM v1 follows
+	// the channel's upgrade edge.
+	catalog2, bundle2 := catalogWithRelease(t, catalog, upgraded)
+	bundle2Ref := push(t, caDir, bundle2, reg+"/ai-stack-operator-bundle:v"+upgraded, "/", annotations.Annotations)
+	second := olmgen.Package + ".v" + upgraded
+	catalog2 = withBundleImages(t, catalog2, func(name string) string {
+		if name == second {
+			return bundle2Ref
+		}
+		return bundleRef
+	})
+	catalog2Ref := reg + "/ai-stack-operator-catalog:v" + upgraded
+	push(t, caDir, catalog2, catalog2Ref, "/configs", map[string]string{"operators.operatorframework.io.index.configs.v1": "/configs"})
+	stop()
+	cc := &unstructured.Unstructured{}
+	cc.SetAPIVersion("olm.operatorframework.io/v1")
+	cc.SetKind("ClusterCatalog")
+	if err := olmc.Get(ctx, client.ObjectKey{Name: "ai-stack-operator-catalog"}, cc); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(cc.Object, catalog2Ref, "spec", "source", "image", "ref"); err != nil {
+		t.Fatal(err)
+	}
+	if err := olmc.Update(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	start0 = time.Now()
+	upgradedTo := condition("ClusterExtension", olmgen.Package, "Installed")
+	env.Eventually(t, "the ClusterExtension upgraded to "+second, func() error {
+		if err := upgradedTo(); err != nil {
+			return err
+		}
+		if err := olmc.Get(ctx, client.ObjectKey{Name: olmgen.Package}, ce); err != nil {
+			return err
+		}
+		b, _, _ := unstructured.NestedStringMap(ce.Object, "status", "install", "bundle")
+		if b["name"] != second || b["version"] != upgraded {
+			return fmt.Errorf("installed %v", b)
+		}
+		return nil
+	})
+	t.Logf("[%6.1fs] the ClusterExtension installed %s", time.Since(start0).Seconds(), second)
+	if h, err := argocd.Evaluate(checks["olm.operatorframework.io_ClusterExtension"].Script, ce.Object, false); err != nil || h.Status != "Healthy" {
+		t.Errorf("Argo CD health of the upgraded ClusterExtension: %+v (%v)", h, err)
+	}
+	csv2 := &operatorsv1alpha1.ClusterServiceVersion{}
+	raw, err := os.ReadFile(filepath.Join(bundle2, "manifests", olmgen.Package+".clusterserviceversion.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, csv2); err != nil {
+		t.Fatal(err)
+	}
+	wantImage := csv2.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image
+	env.Eventually(t, "the operator's Deployment on "+wantImage, func() error {
+		d := &appsv1.Deployment{}
+		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: spec.Name}, d); err != nil {
+			return err
+		}
+		if got := d.Spec.Template.Spec.Containers[0].Image; got != wantImage {
+			return fmt.Errorf("image %s", got)
+		}
+		return nil
+	})
+	// The new version's pod replaces the old one's: the operator restarts,
+	// and the CRs' workloads stay as they were.
+	stop = framework.RunAsCSV(t, bin, csv2, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
+	env.WaitTASReady(t, tas)
+	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	time.Sleep(5 * time.Second) // the restarted operator has reconciled everything
+	after := workloads(t, ctx, ns)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("the upgrade touched %s: %s -> %q", k, v, after[k])
+		}
+	}
+	t.Logf("the CRs' Deployments and pods untouched by the upgrade: %d objects", len(before))
 	stop()
 
 	if err := olmc.Delete(ctx, ce); err != nil {
