@@ -31,6 +31,9 @@ cache="${AI_STACK_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-stack-operator
 stamp() { { cat "$root/hack/tools/$1/go.mod" "$root/hack/tools/$1/go.sum"; find "$root/hack/tools/$1" -name '*.go' | sort | xargs -r cat; echo "$2 $3"; } | sha256sum | cut -c1-16; }
 
 # build MODULE_DIR OUTPUT PACKAGE [LDFLAGS [TAGS]]
+# $BUILD_PREPARE, when set, names a function run only when a build is needed.
+# make test runs two of these scripts at once (test-unit beside
+# test-integration), so every file is written to a temporary name and moved.
 build() {
   local mod=$1 out=$2 pkg=$3 ldflags=${4:-} tags=${5:-}
   local want have cached
@@ -41,17 +44,18 @@ build() {
   fi
   cached="$cache/$want/$(basename "$out")"
   mkdir -p "$(dirname "$out")"
-  if [[ -x "$cached" ]] && cp "$cached" "$out.tmp"; then
-    mv "$out.tmp" "$out"
-    echo "$want" > "$out.stamp"
+  if [[ -x "$cached" ]] && cp "$cached" "$out.tmp.$$"; then
+    mv "$out.tmp.$$" "$out"
+    echo "$want" > "$out.stamp.$$" && mv "$out.stamp.$$" "$out.stamp"
     return 0
   fi
   echo "tools: building $(basename "$out") from hack/tools/$mod (first run on this machine takes minutes)" >&2
   local start=$SECONDS
   mkdir -p "$(dirname "$out")"
-  (cd "$root/hack/tools/$mod" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg")
-  mv "$out.tmp" "$out"
-  echo "$want" > "$out.stamp"
+  if [[ -n "${BUILD_PREPARE:-}" ]]; then "$BUILD_PREPARE"; fi
+  (cd "$root/hack/tools/$mod" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out.tmp.$$" "$pkg")
+  mv "$out.tmp.$$" "$out"
+  echo "$want" > "$out.stamp.$$" && mv "$out.stamp.$$" "$out.stamp"
   # The machine's copy; a cache that cannot be written is no error.
   mkdir -p "$cache/$want" 2>/dev/null && cp "$out" "$cache/$want/.$(basename "$out").tmp" 2>/dev/null &&
     mv "$cache/$want/.$(basename "$out").tmp" "$cached" 2>/dev/null || true
@@ -80,7 +84,19 @@ olm_tools() {
   build olm "$bin/olm/opm" github.com/operator-framework/operator-registry/cmd/opm "" $tags
   local dir
   dir=$(cd "$root/hack/tools/olm" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
-  rm -rf "$bin/olm/crds" && mkdir -p "$bin/olm/crds" && cp "$dir"/deploy/chart/crds/*.yaml "$bin/olm/crds/"
+  copy_dir "$bin/olm/crds" "$dir"/deploy/chart/crds/*.yaml
+}
+
+# copy_dir DEST FILE...: DEST holds exactly FILE..., replaced in one move.
+copy_dir() {
+  local dest=$1 tmp
+  shift
+  mkdir -p "$(dirname "$dest")"
+  tmp=$(mktemp -d "$dest.XXXXXX")
+  cp "$@" "$tmp/" && chmod 0755 "$tmp"
+  rm -rf "$dest.old.$$"
+  if [[ -d "$dest" ]]; then mv "$dest" "$dest.old.$$"; fi
+  mv "$tmp" "$dest" && rm -rf "$dest.old.$$"
 }
 
 # OLM v1 from operator-controller v1.5.1 (hack/tools/olmv1: catalogd and
@@ -89,27 +105,40 @@ olm_tools() {
 # makes an image of a directory with go-containerregistry), for the OLM v1
 # test (test/olm).
 olmv1_tools() {
-  local tags=containers_image_openpgp dir src
-  dir=$(cd "$root/hack/tools/olmv1" && go mod download github.com/operator-framework/operator-controller &&
-    go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)
-  # Both read their ServiceAccount from the pod's token file at a fixed path;
-  # outside a pod they take it from OLMV1_SERVICE_ACCOUNT. Go refuses overlays
-  # of the module cache, so the module is built from a copy in bin/olmv1/src
-  # with that one file replaced by hack/tools/olmv1/outside-pod (-modfile: the
-  # tools module's go.mod plus a replace; nothing of it is committed).
-  src="$bin/olmv1/src"
-  if [[ ! -f "$src/.from" || "$(cat "$src/.from")" != "$dir" ]]; then
-    rm -rf "$src" && mkdir -p "$bin/olmv1" && cp -r "$dir" "$src" && chmod -R u+w "$src" && echo "$dir" > "$src/.from"
-  fi
-  cp "$root/hack/tools/olmv1/outside-pod/serviceaccount.go" "$src/internal/shared/util/sa/serviceaccount.go"
-  cp "$root/hack/tools/olmv1/go.mod" "$bin/olmv1/build.mod" && cp "$root/hack/tools/olmv1/go.sum" "$bin/olmv1/build.sum"
-  (cd "$root/hack/tools/olmv1" && go mod edit -modfile="$bin/olmv1/build.mod" -replace "github.com/operator-framework/operator-controller=$src")
-  GOFLAGS="-modfile=$bin/olmv1/build.mod" build olmv1 "$bin/olmv1/catalogd" github.com/operator-framework/operator-controller/cmd/catalogd "" $tags
-  GOFLAGS="-modfile=$bin/olmv1/build.mod" build olmv1 "$bin/olmv1/operator-controller" github.com/operator-framework/operator-controller/cmd/operator-controller "" $tags
+  local tags=containers_image_openpgp
+  BUILD_PREPARE=olmv1_source GOFLAGS="-modfile=$bin/olmv1/build.mod" \
+    build olmv1 "$bin/olmv1/catalogd" github.com/operator-framework/operator-controller/cmd/catalogd "" $tags
+  BUILD_PREPARE=olmv1_source GOFLAGS="-modfile=$bin/olmv1/build.mod" \
+    build olmv1 "$bin/olmv1/operator-controller" github.com/operator-framework/operator-controller/cmd/operator-controller "" $tags
   build oci "$bin/oci/registry" ./registry
   build oci "$bin/oci/push" ./push
-  rm -rf "$bin/olmv1/crds" && mkdir -p "$bin/olmv1/crds" &&
-    cp "$dir"/config/base/catalogd/crd/standard/olm.*.yaml "$dir"/config/base/operator-controller/crd/standard/olm.*.yaml "$bin/olmv1/crds/"
+  local dir
+  dir=$(cd "$root/hack/tools/olmv1" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)
+  copy_dir "$bin/olmv1/crds" "$dir"/config/base/catalogd/crd/standard/olm.*.yaml "$dir"/config/base/operator-controller/crd/standard/olm.*.yaml
+}
+
+# olmv1_source: catalogd and operator-controller read their ServiceAccount
+# from the pod's token file at a fixed path; outside a pod they take it from
+# OLMV1_SERVICE_ACCOUNT. Go refuses overlays of the module cache, so they are
+# built from a copy of the module in bin/olmv1/src with that one file replaced
+# by hack/tools/olmv1/outside-pod (-modfile bin/olmv1/build.mod: the tools
+# module's go.mod plus a replace). Nothing of it is committed.
+olmv1_source() {
+  local dir src="$bin/olmv1/src" own="$root/hack/tools/olmv1/outside-pod/serviceaccount.go" tmp
+  local file=internal/shared/util/sa/serviceaccount.go
+  dir=$(cd "$root/hack/tools/olmv1" && GOFLAGS= go mod download github.com/operator-framework/operator-controller &&
+    GOFLAGS= go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)
+  mkdir -p "$bin/olmv1"
+  if [[ "$(cat "$src/.from" 2>/dev/null)" != "$dir" ]] || ! cmp -s "$own" "$src/$file"; then
+    tmp=$(mktemp -d "$src.XXXXXX")
+    cp -r "$dir/." "$tmp/" && chmod -R u+w "$tmp" && cp "$own" "$tmp/$file" && echo "$dir" > "$tmp/.from"
+    rm -rf "$src.old.$$"
+    if [[ -d "$src" ]]; then mv "$src" "$src.old.$$"; fi
+    mv "$tmp" "$src" && rm -rf "$src.old.$$"
+  fi
+  { cat "$root/hack/tools/olmv1/go.mod"; printf '\nreplace github.com/operator-framework/operator-controller => %s\n' "$src"; } > "$bin/olmv1/build.mod.$$"
+  cp "$root/hack/tools/olmv1/go.sum" "$bin/olmv1/build.sum.$$"
+  mv "$bin/olmv1/build.mod.$$" "$bin/olmv1/build.mod" && mv "$bin/olmv1/build.sum.$$" "$bin/olmv1/build.sum"
 }
 
 case "${1:-all}" in
