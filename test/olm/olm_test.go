@@ -57,6 +57,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	olmgen "github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
@@ -416,16 +417,46 @@ func packageChannel(ctx context.Context) (string, error) {
 	return fmt.Sprintf("default=%s channels=%v", def, out), nil
 }
 
-// workloads is what the CRs run: each Deployment's generation and its
-// pods' UIDs, to tell an untouched workload from a rolled one.
-func workloads(t *testing.T, ctx context.Context, ns string) map[string]string {
+// crs is a CR of each kind in a namespace of their own.
+type crs struct {
+	ns   string
+	llsd *llamav1alpha1.LlamaStackDistribution
+	tas  *trustyv1.TrustyAIService
+	ogx  *ogxv1beta1.OGXServer
+}
+
+// newCRs creates a LlamaStackDistribution, a TrustyAIService and an
+// OGXServer and waits until the operator has them Ready.
+func newCRs(t *testing.T, ctx context.Context, prefix string) *crs {
+	t.Helper()
+	ns := env.NewNamespace(t, prefix)
+	c := &crs{ns: ns, llsd: framework.LLSD(ns, "llsd"), tas: framework.TASDatabase(ns, "tas"), ogx: framework.OGX(ns, "ogx")}
+	for _, o := range []client.Object{c.llsd, c.tas, c.ogx} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ready(t)
+	return c
+}
+
+// ready waits until the three are Ready.
+func (c *crs) ready(t *testing.T) {
+	t.Helper()
+	env.WaitPhase(t, c.llsd, llamav1alpha1.PhaseReady, 1)
+	env.WaitTASReady(t, c.tas)
+	env.WaitOGX(t, c.ns, c.ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+}
+
+// workloads are the CRs' Deployments (by generation) and pods (by UID).
+func (c *crs) workloads(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
 	deps := &appsv1.DeploymentList{}
-	if err := k8s.List(ctx, deps, client.InNamespace(ns)); err != nil {
+	if err := k8s.List(ctx, deps, client.InNamespace(c.ns)); err != nil {
 		t.Fatal(err)
 	}
 	pods := &corev1.PodList{}
-	if err := k8s.List(ctx, pods, client.InNamespace(ns)); err != nil {
+	if err := k8s.List(ctx, pods, client.InNamespace(c.ns)); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
@@ -436,6 +467,22 @@ func workloads(t *testing.T, ctx context.Context, ns string) map[string]string {
 		out["Pod/"+p.Name] = string(p.UID)
 	}
 	return out
+}
+
+// untouchedSince waits until the restarted operator has the CRs Ready and
+// has reconciled everything, then fails on any Deployment or pod that is not
+// as it was.
+func (c *crs) untouchedSince(t *testing.T, ctx context.Context, before map[string]string) {
+	t.Helper()
+	c.ready(t)
+	time.Sleep(5 * time.Second) // the restarted operator has reconciled everything
+	after := c.workloads(t, ctx)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("the upgrade touched %s: %s -> %q", k, v, after[k])
+		}
+	}
+	t.Logf("the CRs' Deployments and pods untouched by the upgrade: %d objects", len(before))
 }
 
 // The operator from OperatorHub: config/gitops/operator applied as a user
@@ -515,18 +562,9 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopOperator := framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
-	ns := env.NewNamespace(t, "olm-workloads")
-	llsd, tas, ogx := framework.LLSD(ns, "llsd"), framework.TASDatabase(ns, "tas"), framework.OGX(ns, "ogx")
-	for _, o := range []client.Object{llsd, tas, ogx} {
-		if err := k8s.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
-	env.WaitTASReady(t, tas)
-	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	work := newCRs(t, ctx, "olm-workloads")
 	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under OLM's RBAC")
-	before := workloads(t, ctx, ns)
+	before := work.workloads(t, ctx)
 
 	// Upgrade: v0.2.0 on top of the committed catalog, under Manual approval.
 	olmEnv.Update(t, sub, func() { sub.Spec.InstallPlanApproval = operatorsv1alpha1.ApprovalManual })
@@ -564,16 +602,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	stopOperator()
 	stopOperator = framework.RunAsCSV(t, bin, csv2, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
 	defer func() { stopOperator() }()
-	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
-	env.WaitTASReady(t, tas)
-	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
-	time.Sleep(5 * time.Second) // the restarted operator has reconciled everything
-	after := workloads(t, ctx, ns)
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("the upgrade touched %s: %s -> %q", k, v, after[k])
-		}
-	}
+	work.untouchedSince(t, ctx, before)
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
 	if err := olmc.List(ctx, crds); err != nil {
 		t.Fatal(err)
@@ -637,7 +666,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 		}
 		return nil
 	})
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(llsd), llsd); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(work.llsd), work.llsd); err != nil {
 		t.Errorf("the CR after the uninstall: %v", err)
 	}
 }

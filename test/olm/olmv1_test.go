@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/argocd"
 	olmgen "github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
@@ -288,18 +287,9 @@ func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
-	ns := env.NewNamespace(t, "olmv1-workloads")
-	llsd, tas, ogx := framework.LLSD(ns, "llsd"), framework.TASDatabase(ns, "tas"), framework.OGX(ns, "ogx")
-	for _, o := range []client.Object{llsd, tas, ogx} {
-		if err := k8s.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
-	env.WaitTASReady(t, tas)
-	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	work := newCRs(t, ctx, "olmv1-workloads")
 	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under the RBAC OLM v1 rendered from the CSV")
-	before := workloads(t, ctx, ns)
+	before := work.workloads(t, ctx)
 
 	// Upgrade: the catalog with a v0.2.0 release (its bundle pushed too)
 	// under a new tag, and the ClusterCatalog pointed at it, as a change in
@@ -370,17 +360,7 @@ func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 	// The new version's pod replaces the old one's: the operator restarts,
 	// and the CRs' workloads stay as they were.
 	stop = framework.RunAsCSV(t, bin, csv2, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
-	env.WaitPhase(t, llsd, llamav1alpha1.PhaseReady, 1)
-	env.WaitTASReady(t, tas)
-	env.WaitOGX(t, ns, ogx.Name, ogxv1beta1.OGXServerPhaseReady)
-	time.Sleep(5 * time.Second) // the restarted operator has reconciled everything
-	after := workloads(t, ctx, ns)
-	for k, v := range before {
-		if after[k] != v {
-			t.Errorf("the upgrade touched %s: %s -> %q", k, v, after[k])
-		}
-	}
-	t.Logf("the CRs' Deployments and pods untouched by the upgrade: %d objects", len(before))
+	work.untouchedSince(t, ctx, before)
 	stop()
 
 	if err := olmc.Delete(ctx, ce); err != nil {
@@ -405,7 +385,7 @@ func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 		}
 	}
 	l := &llamav1alpha1.LlamaStackDistribution{}
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(llsd), l); err != nil || l.DeletionTimestamp == nil {
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(work.llsd), l); err != nil || l.DeletionTimestamp == nil {
 		t.Errorf("the LlamaStackDistribution after the ClusterExtension's deletion: %v, deleting: %v; want it deleted with its CRD", err, l.DeletionTimestamp)
 	}
 	t.Logf("after the ClusterExtension's deletion: CRDs Terminating: %v; the LlamaStackDistribution deleting, finalizers %v", terminating, l.Finalizers)
