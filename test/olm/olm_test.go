@@ -35,6 +35,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,6 +51,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -84,6 +86,7 @@ var (
 // (OLM's) and points the package's clients at it; cleanups stop it.
 func setup(t *testing.T, crds string) {
 	t.Helper()
+	ctrllog.SetLogger(logr.Discard()) // the local cluster's envtest logs nothing here
 	dir = t.TempDir()
 	c, err := localcluster.Start(context.Background(), localcluster.Options{Dir: dir, CRDDirs: []string{crds}})
 	if err != nil {
