@@ -420,6 +420,22 @@ func packageChannel(ctx context.Context) (string, error) {
 	return fmt.Sprintf("default=%s channels=%v", def, out), nil
 }
 
+// operatorRunner builds the operator's binary once; what it returns runs
+// it as a CSV's Deployment would (framework.RunAsCSV): as that Deployment's
+// ServiceAccount, with the RBAC OLM granted it, the Deployment's args and
+// env. Its result stops it.
+func operatorRunner(t *testing.T) func(csv *operatorsv1alpha1.ClusterServiceVersion) (stop func()) {
+	t.Helper()
+	bin, err := framework.OperatorBinary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(csv *operatorsv1alpha1.ClusterServiceVersion) func() {
+		sa := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.ServiceAccountName
+		return framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	}
+}
+
 // crs is a CR of each kind in a namespace of their own.
 type crs struct {
 	ns   string
@@ -559,12 +575,8 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	}
 
 	// The operator runs as OLM made it: the CSV Deployment's ServiceAccount.
-	sa := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.ServiceAccountName
-	bin, err := framework.OperatorBinary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopOperator := framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	runOperator := operatorRunner(t)
+	stopOperator := runOperator(csv)
 	work := newCRs(t, ctx, "olm-workloads")
 	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under OLM's RBAC")
 	before := work.workloads(t, ctx)
@@ -603,7 +615,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	env.Eventually(t, first+" replaced and deleted", olmEnv.GoneFrom(&operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: opNS, Name: first}}))
 	// The new version's pod replaces the old one's: the operator restarts.
 	stopOperator()
-	stopOperator = framework.RunAsCSV(t, bin, csv2, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	stopOperator = runOperator(csv2)
 	defer func() { stopOperator() }()
 	work.untouchedSince(t, ctx, before)
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
@@ -645,6 +657,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	}
 	env.Eventually(t, "the operator's Deployment, ServiceAccount and RBAC gone", func() error {
 		dep := csv2.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Name
+		sa := csv2.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.ServiceAccountName
 		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: dep}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("Deployment %s: %v", dep, err)
 		}

@@ -281,12 +281,8 @@ func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 		}
 		return nil
 	})
-	sa := spec.Spec.Template.Spec.ServiceAccountName
-	bin, err := framework.OperatorBinary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := framework.RunAsCSV(t, bin, csv, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	runOperator := operatorRunner(t)
+	stop := runOperator(csv)
 	work := newCRs(t, ctx, "olmv1-workloads")
 	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under the RBAC OLM v1 rendered from the CSV")
 	before := work.workloads(t, ctx)
@@ -359,7 +355,7 @@ func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 	})
 	// The new version's pod replaces the old one's: the operator restarts,
 	// and the CRs' workloads stay as they were.
-	stop = framework.RunAsCSV(t, bin, csv2, framework.ServiceAccountKubeconfig(t, config, opNS, sa), opNS, nil)
+	stop = runOperator(csv2)
 	work.untouchedSince(t, ctx, before)
 	stop()
 
