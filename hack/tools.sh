@@ -88,15 +88,36 @@ olm_tools() {
 }
 
 # copy_dir DEST FILE...: DEST holds exactly FILE..., replaced in one move.
+# make test runs two of these scripts at once: the replacement is done under
+# a lock (the folder DEST.lock; one left by a killed run is taken after a
+# minute), and a DEST already holding the files is left alone.
 copy_dir() {
-  local dest=$1 tmp
+  local dest=$1 tmp n=0
   shift
+  if same_dir "$dest" "$@"; then return 0; fi
   mkdir -p "$(dirname "$dest")"
-  tmp=$(mktemp -d "$dest.XXXXXX")
-  cp "$@" "$tmp/" && chmod 0755 "$tmp"
-  rm -rf "$dest.old.$$"
-  if [[ -d "$dest" ]]; then mv "$dest" "$dest.old.$$"; fi
-  mv "$tmp" "$dest" && rm -rf "$dest.old.$$"
+  until mkdir "$dest.lock" 2>/dev/null; do
+    if [[ -n "$(find "$dest.lock" -maxdepth 0 -mmin +1 2>/dev/null)" ]]; then rmdir "$dest.lock" 2>/dev/null || true; fi
+    n=$((n + 1)); if ((n > 1200)); then echo "tools: $dest.lock held for two minutes" >&2; return 1; fi
+    sleep 0.1
+  done
+  if ! same_dir "$dest" "$@"; then
+    tmp=$(mktemp -d "$dest.XXXXXX")
+    cp "$@" "$tmp/" && chmod 0755 "$tmp"
+    rm -rf "$dest.old.$$"
+    if [[ -d "$dest" ]]; then mv -T "$dest" "$dest.old.$$"; fi
+    mv -T "$tmp" "$dest" && rm -rf "$dest.old.$$"
+  fi
+  rmdir "$dest.lock"
+}
+
+# same_dir DEST FILE...: DEST holds exactly FILE... (by name and content).
+same_dir() {
+  local dest=$1 f
+  shift
+  [[ -d "$dest" ]] || return 1
+  [[ $(find "$dest" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) -eq $# ]] || return 1
+  for f in "$@"; do cmp -s "$f" "$dest/$(basename "$f")" || return 1; done
 }
 
 # OLM v1 from operator-controller v1.5.1 (hack/tools/olmv1: catalogd and
