@@ -299,7 +299,7 @@ type LMEvalJobSpec struct {
 	// +kubebuilder:validation:Enum=hf;openai-completions;openai-chat-completions;local-completions;local-chat-completions;watsonx_llm;textsynth
 	Model string `json:"model"`
 	// +optional
-	ModelArgs []Arg `json:"modelArgs,omitempty"`
+	ModelArgs []Arg    `json:"modelArgs,omitempty"`
 	TaskList  TaskList `json:"taskList"`
 	// +optional
 	NumFewShot *int `json:"numFewShot,omitempty"`
