@@ -33,6 +33,7 @@ func TestArgsInUpstreamOrder(t *testing.T) {
 		AllowCodeExecution: ptr(true),
 	}
 	s := defaults(t)
+	s.AllowOnline, s.AllowCodeExecution = true, true
 	got := Args(&spec, s, PermitsFor(&spec, s))
 	want := []string{"python", "-m", "lm_eval", "--output_path", "/opt/app-root/src/output", "--model", "hf",
 		"--model_args", "pretrained=google/flan-t5-base,dtype=float16",
@@ -85,6 +86,7 @@ func TestCommandCarriesRecipesArtifactsGitAndPermits(t *testing.T) {
 		AllowOnline: ptr(true),
 	}
 	s := defaults(t)
+	s.AllowOnline = true
 	got := Command(&spec, s, PermitsFor(&spec, s))
 	want := []string{"/opt/app-root/src/bin/driver", "--output-path", "/opt/app-root/src/output",
 		"--download-assets-s3", "--upload-to-oci", "--detect-device", "--allow-online",

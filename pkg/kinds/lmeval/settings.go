@@ -49,8 +49,11 @@ const (
 )
 
 // The defaults are those of upstream's shipped settings (config/base
-// params.env), which every upstream install has; the driver image is this
-// operator's, whose /bin/driver is cmd/lmes-driver.
+// params.env), but for the two permits, which default to upstream's code
+// default and its RHOAI overlay, false: a job that asks for online access or
+// remote code runs without them, with a condition naming the field, until the
+// administrator permits them. The driver image is this operator's, whose
+// /bin/driver is cmd/lmes-driver.
 const (
 	DefaultPodImage            = "quay.io/opendatahub/ta-lmes-job:odh-3.4-final"
 	DefaultPodCheckingInterval = 10 * time.Second
@@ -97,9 +100,7 @@ func ParseSettings(environ []string, data, upstream, dsc map[string]string, driv
 		MaxBatchSize:        DefaultMaxBatchSize,
 		DefaultBatchSize:    DefaultDefaultBatchSize,
 		DetectDevice:        true,
-		AllowOnline:         true,
-		AllowCodeExecution:  true,
-		PermitsFrom:         "the default of upstream's shipped settings",
+		PermitsFrom:         "the operator's default (keys " + KeyAllowOnline + " and " + KeyAllowCodeExecution + " unset)",
 		DriverPort:          DefaultDriverPort,
 	}
 	var err error

@@ -11,14 +11,14 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
-func TestSettingsDefaultsAreUpstreamsShippedOnes(t *testing.T) {
+func TestSettingsDefaults(t *testing.T) {
 	s, err := ParseSettings(nil, nil, nil, nil, "quay.io/x/driver:v1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Settings{PodImage: DefaultPodImage, DriverImage: "quay.io/x/driver:v1", PodCheckingInterval: 10 * time.Second,
 		ImagePullPolicy: corev1.PullAlways, MaxBatchSize: 24, DefaultBatchSize: "8", DetectDevice: true,
-		AllowOnline: true, AllowCodeExecution: true, PermitsFrom: s.PermitsFrom, DriverPort: 18080}
+		PermitsFrom: s.PermitsFrom, DriverPort: 18080}
 	if s != want {
 		t.Fatalf("got %+v\nwant %+v", s, want)
 	}
@@ -27,7 +27,7 @@ func TestSettingsDefaultsAreUpstreamsShippedOnes(t *testing.T) {
 func TestSettingsPrecedence(t *testing.T) {
 	env := []string{EnvPodImage + "=env/pod:1", EnvDriverImage + "=env/driver:1"}
 	up := map[string]string{KeyPodImage: "up/pod:1", KeyDriverImage: "up/driver:1", KeyMaxBatchSize: "12", KeyImagePullPolicy: "Never",
-		KeyAllowOnline: "false", KeyDefaultBatchSize: "nonsense", KeyPodCheckingInterval: "1m"}
+		KeyAllowOnline: "false", KeyAllowCodeExecution: "maybe", KeyDefaultBatchSize: "nonsense", KeyPodCheckingInterval: "1m"}
 	s, err := ParseSettings(env, nil, up, nil, "own")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestSettingsPrecedence(t *testing.T) {
 	if s.DefaultBatchSize != "8" {
 		t.Fatalf("a bad upstream value falls back to the default: %q", s.DefaultBatchSize)
 	}
-	if s.AllowOnline || !s.AllowCodeExecution || !strings.Contains(s.PermitsFrom, "trustyai-service-operator-config") {
+	if s.AllowOnline || s.AllowCodeExecution || !strings.Contains(s.PermitsFrom, "trustyai-service-operator-config") {
 		t.Fatalf("upstream's permits: %+v", s)
 	}
 	s, err = ParseSettings(nil, nil, up, nil, "own")
