@@ -21,7 +21,9 @@ RUN v="${VERSION:-v$(cat VERSION)}" && \
     -o manager ./cmd/manager && \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath \
     -ldflags "-s -w -X github.com/ai-stack-operator/ai-stack-operator/pkg/version.Version=$v" \
-    -o render ./cmd/render
+    -o render ./cmd/render && \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath \
+    -ldflags "-s -w" -o driver ./cmd/lmes-driver
 
 FROM gcr.io/distroless/static:nonroot
 ARG VERSION
@@ -45,6 +47,9 @@ WORKDIR /
 COPY --from=builder /workspace/manager /manager
 # The offline preview: docker run --rm -i --entrypoint /render IMG -f - < cr.yaml
 COPY --from=builder /workspace/render /render
+# The LMEvalJob driver: a job pod's init container copies it
+# (/bin/driver --copy ...), so this image is the default lmes-driver-image.
+COPY --from=builder /workspace/driver /bin/driver
 COPY watches.yaml /watches.yaml
 USER 65532:65532
 ENTRYPOINT ["/manager"]

@@ -75,6 +75,8 @@ func TestDockerfile(t *testing.T) {
 	assert.Contains(t, build, "./cmd/manager")
 	assert.Contains(t, build, "-o render ./cmd/render", "the offline render ships in the image too")
 	assert.Contains(t, copies, "/workspace/render /render")
+	assert.Contains(t, build, "-o driver ./cmd/lmes-driver", "the LMEvalJob driver ships in the image")
+	assert.Contains(t, copies, "/workspace/driver /bin/driver", "where an LMEvalJob pod's init container runs it (/bin/driver --copy)")
 	for _, k := range []string{"name", "vendor", "version", "release", "summary", "description", "maintainer", "io.k8s.display-name", "io.k8s.description", "io.openshift.tags", "org.opencontainers.image.source", "org.opencontainers.image.version"} {
 		assert.NotEmpty(t, labels[k], "label %s", k)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 )
 
 // The paths of the job image that upstream's pod layout uses.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 )
 
 func ptr[T any](v T) *T { return &v }

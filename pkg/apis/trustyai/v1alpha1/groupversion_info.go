@@ -24,7 +24,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &TrustyAIService{}, &TrustyAIServiceList{}, &LMEvalJob{}, &LMEvalJobList{})
+	scheme.AddKnownTypes(GroupVersion, &TrustyAIService{}, &TrustyAIServiceList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }
