@@ -35,11 +35,13 @@ type Permits struct {
 	// Refused lists the job's fields that asked for what the administrator
 	// denies ("spec.allowOnline", "spec.allowCodeExecution").
 	Refused []string
+	// From names the setting that decided (Settings.PermitsFrom).
+	From string
 }
 
 // PermitsFor returns the job's effective permits under the settings.
 func PermitsFor(spec *lmv1alpha1.LMEvalJobSpec, s Settings) Permits {
-	var p Permits
+	p := Permits{From: s.PermitsFrom}
 	if isTrue(spec.AllowOnline) {
 		if s.AllowOnline {
 			p.Online = true

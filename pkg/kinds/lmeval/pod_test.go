@@ -1,0 +1,106 @@
+package lmeval
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+)
+
+func envNames(c corev1.Container) []string {
+	var out []string
+	for _, e := range c.Env {
+		out = append(out, e.Name+"="+e.Value)
+	}
+	return out
+}
+
+func TestBaselinePodIsUpstreamsLayout(t *testing.T) {
+	j := job("")
+	s := defaults(t)
+	spec := PodSpec(j, s, PermitsFor(&j.Spec, s))
+	if spec.RestartPolicy != corev1.RestartPolicyNever || spec.ServiceAccountName != "eval-lmes-driver" || !*spec.SecurityContext.RunAsNonRoot {
+		t.Fatalf("pod: %+v", spec)
+	}
+	init := spec.InitContainers[0]
+	if init.Name != "driver" || init.Image != "driver:v1" || !slices.Equal(init.Command, []string{"/bin/driver", "--copy", "/opt/app-root/src/bin/driver"}) {
+		t.Fatalf("init container: %+v", init)
+	}
+	main := spec.Containers[0]
+	want := []string{"HF_HUB_DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1",
+		"TRUST_REMOTE_CODE=0", "HF_DATASETS_TRUST_REMOTE_CODE=0", "UNITXT_ALLOW_UNVERIFIED_CODE=False", "HF_ALLOW_CODE_EVAL=0",
+		"HF_DATASETS_OFFLINE=1", "HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "HF_EVALUATE_OFFLINE=1", "UNITXT_USE_ONLY_LOCAL_CATALOGS=True",
+		"LMES_JOB_NAMESPACE=team-a", "LMES_JOB_NAME=eval"}
+	if got := envNames(main); !slices.Equal(got, want) {
+		t.Fatalf("env\n got %q\nwant %q", got, want)
+	}
+	if main.Name != "main" || main.Image != DefaultPodImage || main.Command[0] != DestDriverPath || main.Args[0] != "python" || len(main.Ports) != 0 {
+		t.Fatalf("main container: %+v", main)
+	}
+	if len(spec.Volumes) != 1 || spec.Volumes[0].EmptyDir == nil || main.VolumeMounts[0].MountPath != "/opt/app-root/src/bin" {
+		t.Fatalf("volumes %+v mounts %+v", spec.Volumes, main.VolumeMounts)
+	}
+}
+
+func TestPodCarriesStorageCredentialsAndUserAdditions(t *testing.T) {
+	yes, pvc, off := true, "results", "models"
+	j := job("")
+	j.Spec.AllowOnline, j.Spec.AllowCodeExecution = &yes, &yes
+	j.Spec.Outputs = &lmv1alpha1.Outputs{PersistentVolumeClaimName: &pvc, PersistentVolumeClaimManaged: &lmv1alpha1.PersistentVolumeClaimManaged{Size: "5Gi"},
+		OCISpec: &lmv1alpha1.OCISpec{Registry: corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "oci"}, Key: "registry"}, Repository: "org/results",
+			DockerConfigJsonRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "pull"}, Key: ".dockerconfigjson"}}}
+	j.Spec.Offline = &lmv1alpha1.OfflineSpec{StorageSpec: lmv1alpha1.OfflineStorageSpec{PersistentVolumeClaimName: &off}}
+	j.Spec.Pod = &lmv1alpha1.LMEvalPodSpec{
+		Container: &lmv1alpha1.LMEvalContainer{Env: []corev1.EnvVar{{Name: "HF_HUB_OFFLINE", Value: "0"}, {Name: "LMES_JOB_NAME", Value: "other"}, {Name: "MINE", Value: "x"}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "extra", MountPath: "/extra"}}},
+		Volumes:  []corev1.Volume{{Name: "extra"}},
+		SideCars: []corev1.Container{{Name: "proxy", Image: "proxy"}},
+	}
+	s := defaults(t)
+	s.AllowOnline, s.AllowCodeExecution = true, true
+	spec := PodSpec(j, s, PermitsFor(&j.Spec, s))
+	env := strings.Join(envNames(spec.Containers[0]), " ")
+	for _, want := range []string{"MINE=x", "TRUST_REMOTE_CODE=1", "OCI_REPOSITORY=org/results", "OCI_TAG=eval", "OCI_VERIFY_SSL=true", "LMES_JOB_NAME=eval"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env lacks %s: %s", want, env)
+		}
+	}
+	for _, not := range []string{"HF_HUB_OFFLINE", "LMES_JOB_NAME=other"} {
+		if strings.Contains(env, not) {
+			t.Errorf("env has %s: %s", not, env)
+		}
+	}
+	var vols []string
+	for _, v := range spec.Volumes {
+		vols = append(vols, v.Name)
+	}
+	if !slices.Equal(vols, []string{"shared", "outputs", "offline", "docker-config", "extra"}) {
+		t.Fatalf("volumes %q", vols)
+	}
+	if spec.Volumes[1].PersistentVolumeClaim.ClaimName != "eval-pvc" {
+		t.Fatalf("the managed PVC wins over pvcName, as upstream: %+v", spec.Volumes[1])
+	}
+	if len(spec.Containers) != 2 || spec.Containers[1].Name != "proxy" {
+		t.Fatalf("sidecars: %+v", spec.Containers)
+	}
+}
+
+func TestManagedPVCSize(t *testing.T) {
+	j := job("")
+	if s, msg := ManagedPVCSize(j); s != "" || msg != "" {
+		t.Fatal(s, msg)
+	}
+	j.Spec.Outputs = &lmv1alpha1.Outputs{PersistentVolumeClaimManaged: &lmv1alpha1.PersistentVolumeClaimManaged{Size: "5Gi"}}
+	if s, msg := ManagedPVCSize(j); s != "5Gi" || msg != "" {
+		t.Fatal(s, msg)
+	}
+	for _, bad := range []string{"", "lots", "-1Gi", "0"} {
+		j.Spec.Outputs.PersistentVolumeClaimManaged.Size = bad
+		if _, msg := ManagedPVCSize(j); !strings.HasPrefix(msg, "spec.outputs.pvcManaged.size must be a storage size") {
+			t.Errorf("%q: %q", bad, msg)
+		}
+	}
+}
