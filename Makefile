@@ -52,8 +52,9 @@ controller-gen: ## Build controller-gen alone into bin/ (cached; what manifests,
 	hack/tools.sh controller-gen
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:dir=config/crd/bases
+manifests: controller-gen ## Generate the CRDs (config/crd/bases; config/crd/unserved for kinds not served yet, kept out of the bundle) and RBAC from the API types and markers.
+	$(CONTROLLER_GEN) crd paths="{./pkg/apis/llamastack/...,./pkg/apis/ogx/...,./pkg/apis/trustyai/...}" output:crd:dir=config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./pkg/apis/lmes/... output:crd:dir=config/crd/unserved
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/operator/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate
