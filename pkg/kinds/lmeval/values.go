@@ -1,0 +1,49 @@
+package lmeval
+
+import (
+	"encoding/json"
+
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+)
+
+// Chart is the chart of the kind (charts/lmeval-job).
+const Chart = "lmeval-job"
+
+// Values are the chart's values for the job: its pod (PodSpec, with labels
+// and annotations), the driver's ServiceAccount and the managed PVC. labels
+// are the operator's labels for every object (the tenant boundary's
+// ownership label among them). The job must be valid (ManagedPVCSize).
+func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]string) (map[string]any, error) {
+	spec := PodSpec(job, s, p)
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	var specMap map[string]any
+	if err := json.Unmarshal(raw, &specMap); err != nil {
+		return nil, err
+	}
+	annotations := PodAnnotations(job)
+	annotations[AnnotationSpecHash] = SpecHash(&job.Spec)
+	names := NamesOf(job.Name)
+	size, _ := ManagedPVCSize(job)
+	return map[string]any{
+		"name": job.Name,
+		"pod": map[string]any{
+			"labels":      toAny(PodLabels(job, labels)),
+			"annotations": toAny(annotations),
+			"spec":        specMap,
+		},
+		"labels":         toAny(labels),
+		"serviceAccount": names.ServiceAccount,
+		"managedPVC":     map[string]any{"name": names.ManagedPVC, "size": size},
+	}, nil
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
