@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,6 +65,9 @@ func (j *JobStatus) Report(ctx context.Context, s Status) error {
 			Body(body).Do(ctx).Error()
 		if last == nil {
 			return nil
+		}
+		if apierrors.IsForbidden(last) || apierrors.IsNotFound(last) || apierrors.IsInvalid(last) || apierrors.IsUnauthorized(last) {
+			break // no retry mends these
 		}
 	}
 	return fmt.Errorf("patching the status of LMEvalJob %s/%s: %w", j.Namespace, j.Name, last)

@@ -10,6 +10,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	trustyv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
@@ -69,6 +70,10 @@ func Scheme() *runtime.Scheme {
 		if err := e.addToScheme(s); err != nil {
 			panic(err)
 		}
+	}
+	// LMEvalJob runs to completion, outside the release reconciler.
+	if err := lmv1alpha1.AddToScheme(s); err != nil {
+		panic(err)
 	}
 	return s
 }
