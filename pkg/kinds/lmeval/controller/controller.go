@@ -179,7 +179,7 @@ func (r *Reconciler) settings(ctx context.Context, job *lmv1alpha1.LMEvalJob) (l
 		}
 		return s, lmeval.ReasonInvalidOperatorSettings, err.Error(), nil
 	}
-	if _, msg := lmeval.ManagedPVCSize(job); msg != "" {
+	if msg := lmeval.Validate(&job.Spec); msg != "" {
 		return s, lmeval.ReasonInvalidSpec, msg, nil
 	}
 	return s, "", "", nil
