@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,10 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 )
 
 // payloads are what a hostile CR author puts into a string field.
@@ -319,6 +324,9 @@ type hostileKind struct {
 	// content (its first group is kept): a value may change such a name,
 	// not the set of objects.
 	contentNamed *regexp.Regexp
+	// render renders a CR of a kind outside watches.yaml (nil: the
+	// render command's own path).
+	render func(*unstructured.Unstructured) (string, error)
 }
 
 // TestHostileStrings walks every leaf of every kind's API and puts each
@@ -361,8 +369,81 @@ func TestHostileStrings(t *testing.T) {
 			"spec.storage.format", "spec.storage.folder", "spec.storage.size", "spec.storage.databaseConfigurations",
 			"spec.data.filename", "spec.data.format", "spec.metrics.schedule",
 		},
+	}, {
+		name: "LMEvalJob", chart: lmeval.Chart,
+		spec: reflect.TypeOf(lmv1alpha1.LMEvalJobSpec{}),
+		base: lmevalBase, benign: lmevalBenign, siblings: lmevalSiblings, minLeaves: 300, render: lmevalRender(t),
+		must: []string{
+			"spec.modelArgs.[].value", "spec.taskList.taskNames.[]", "spec.taskList.taskRecipes.[].card.name",
+			"spec.taskList.customTasks.source.git.url", "spec.taskList.customTasks.source.git.path",
+			"spec.systemInstruction", "spec.chatTemplate.name", "spec.limit", "spec.batchSize",
+			"spec.pod.container.env.[].value", "spec.outputs.pvcName", "spec.outputs.oci.repository",
+			"spec.offline.storage.s3.path", "spec.pod.sideCars.[].image",
+		},
 	}} {
 		t.Run(k.name, func(t *testing.T) { hostileStrings(t, k) })
+	}
+}
+
+// lmevalBase is upstream's sample job.
+func lmevalBase() map[string]any {
+	return map[string]any{
+		"apiVersion": "trustyai.opendatahub.io/v1alpha1", "kind": "LMEvalJob",
+		"metadata": map[string]any{"name": "target", "namespace": "tenant"},
+		"spec": map[string]any{
+			"model":     "hf",
+			"modelArgs": []any{map[string]any{"name": "pretrained", "value": "EleutherAI/pythia-70m"}},
+			"taskList":  map[string]any{"taskNames": []any{"unfair_tos"}},
+			"limit":     "5",
+		},
+	}
+}
+
+func lmevalBenign(l leaf) []any {
+	switch l.typ {
+	case intOrStringType:
+		return []any{"50%"}
+	case quantityType:
+		return []any{"1Gi"}
+	}
+	return []any{"x", "/x", "1Gi", "https://github.com/o/r", "abc1234", "{\"loader\": {}, \"__type__\": \"task\", \"input_fields\": {}, \"input_format\": \"\", \"output_format\": \"\"}"}
+}
+
+// lmevalSiblings fills what a leaf needs next to it.
+func lmevalSiblings(obj map[string]any, l leaf) {
+	p := strings.Join(l.path, ".")
+	spec := obj["spec"].(map[string]any)
+	switch {
+	case strings.HasPrefix(p, "spec.pod.container.volumeMounts."):
+		spec["pod"] = map[string]any{"volumes": []any{map[string]any{"name": "x", "emptyDir": map[string]any{}}}}
+	}
+}
+
+// lmevalRender renders a job as the LMEvalJob controller does: its checks,
+// then its chart with the kind's values.
+func lmevalRender(t *testing.T) func(*unstructured.Unstructured) (string, error) {
+	c, err := charts.Load(lmeval.Chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := lmeval.ParseSettings(nil, nil, nil, nil, "driver:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AllowOnline, s.AllowCodeExecution = true, true
+	return func(u *unstructured.Unstructured) (string, error) {
+		job := &lmv1alpha1.LMEvalJob{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, job, true); err != nil {
+			return "", err
+		}
+		if msg := lmeval.Validate(&job.Spec); msg != "" {
+			return "", errors.New(msg)
+		}
+		vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), map[string]string{"ai-stack-operator.io/managed": "true"})
+		if err != nil {
+			return "", err
+		}
+		return render.Render(c.Chart, vals, render.Options{ReleaseName: job.Name, Namespace: job.Namespace})
 	}
 }
 
@@ -433,6 +514,15 @@ func hostileStrings(t *testing.T, k hostileKind) {
 		t.Fatal(err)
 	}
 	c := r.charts[k.chart]
+	if c == nil {
+		if c, err = charts.Load(k.chart); err != nil {
+			t.Fatal(err)
+		}
+	}
+	render := r.render
+	if k.render != nil {
+		render = k.render
+	}
 	policy := guard.Policy{Namespace: "tenant", Kinds: c.Kinds}
 
 	var all []leaf
@@ -446,7 +536,7 @@ func hostileStrings(t *testing.T, k hostileKind) {
 		k.siblings(obj, l)
 		set(obj, l, value)
 		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
-		manifest, err := r.render(u)
+		manifest, err := render(u)
 		if err != nil {
 			return "", nil, err
 		}
