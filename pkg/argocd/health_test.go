@@ -78,7 +78,9 @@ func TestHealthChecks(t *testing.T) {
 	require.Len(t, served, len(ws))
 	// Besides them, OLM v1's kinds that config/gitops/operator-olmv1 applies
 	// (Argo CD has no check of its own for them).
-	for _, k := range []string{"olm.operatorframework.io_ClusterCatalog", "olm.operatorframework.io_ClusterExtension"} {
+	// And LMEvalJob, served as a preview outside watches.yaml (docs/lmeval.md);
+	// its check reads upstream's status too.
+	for _, k := range []string{"olm.operatorframework.io_ClusterCatalog", "olm.operatorframework.io_ClusterExtension", "trustyai.opendatahub.io_LMEvalJob"} {
 		assert.True(t, kinds[k], "a check for %s", k)
 		delete(kinds, k)
 	}
