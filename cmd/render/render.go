@@ -20,6 +20,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/admission"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/convert"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
@@ -172,7 +173,7 @@ func capabilityLine(optional []schema.GroupVersionKind, apis []string) string {
 type renderer struct {
 	opts      renderOptions
 	ws        []watches.Watch
-	admission *render.Admission
+	admission *admission.Admission
 	apis      []string
 	charts    map[string]*charts.Chart
 }
@@ -186,7 +187,7 @@ func newRenderer(opts renderOptions) (*renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	admission, err := render.NewAdmission(crds)
+	admission, err := admission.NewAdmission(crds)
 	if err != nil {
 		return nil, err
 	}

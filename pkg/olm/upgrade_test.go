@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/admission"
 )
 
 // upstreamStored are CRs as the upstream operators' users stored them, by
@@ -84,7 +84,7 @@ func TestUpgradeSafety(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"llamastack.io": "v1alpha1", "ogx.io": "v1beta1", "trustyai.opendatahub.io": "v1"}, storage, "upstream's storage versions")
 
-	adm, err := render.NewAdmission(crds)
+	adm, err := admission.NewAdmission(crds)
 	require.NoError(t, err)
 	docs := append([]string{}, upstreamStored...)
 	samples, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*_*.yaml"))

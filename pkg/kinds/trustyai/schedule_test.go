@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/admission"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -108,7 +108,7 @@ func newScheduleAdmission(t *testing.T) scheduleAdmission {
 	t.Helper()
 	crds, err := crd.All()
 	require.NoError(t, err)
-	adm, err := render.NewAdmission(crds)
+	adm, err := admission.NewAdmission(crds)
 	require.NoError(t, err)
 	return func(version, schedule string) error {
 		u := &unstructured.Unstructured{Object: map[string]any{
@@ -174,7 +174,7 @@ func TestScheduleAdmitsWhatTheServiceParses(t *testing.T) {
 				assert.NoError(t, err, "%s %q", version, s)
 				continue
 			}
-			var refused *render.Refused
+			var refused *admission.Refused
 			if assert.ErrorAs(t, err, &refused, "%s %q", version, s) {
 				require.Len(t, refused.Errors, 1, "%s %q: %v", version, s, err)
 				assert.Equal(t, "spec.metrics.schedule", refused.Errors[0].Field, "%s %q", version, s)

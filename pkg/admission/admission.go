@@ -1,4 +1,8 @@
-package render
+// Package admission checks custom resources as the API server would admit
+// them (schema defaults, validation and CEL rules of the CRDs), offline: for
+// cmd/render and tests. It links the API server's validation packages, so
+// the operator's binary must not import it (pkg/release's boundary test).
+package admission
 
 import (
 	"context"
