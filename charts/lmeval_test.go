@@ -26,7 +26,7 @@ func TestLMEvalChartDefaultsRender(t *testing.T) {
 	assert.Contains(t, out, "kind: Pod\nmetadata:\n  name: \"plain\"\n")
 	assert.Contains(t, out, "resourceNames: [\"plain\"]")
 	assert.NotContains(t, out, "PersistentVolumeClaim")
-	declaresWhatItRenders(t, "lmeval-job", map[string]any{"managedPVC": map[string]any{"size": "1Gi"}})
+	declaresWhatItRenders(t, "lmeval-job", map[string]any{"managedPVC": map[string]any{"size": "1Gi"}, "caBundle": map[string]any{"data": "-----BEGIN CERTIFICATE-----"}})
 }
 
 // What the kind computes is what the chart renders: the pod spec round-trips,
@@ -42,7 +42,7 @@ func TestLMEvalChartRendersTheKindsValues(t *testing.T) {
 	require.NoError(t, err)
 	p := lmeval.PermitsFor(&job.Spec, s)
 	labels := map[string]string{"ai-stack-operator.io/managed": "true"}
-	vals, err := lmeval.Values(job, s, p, labels)
+	vals, err := lmeval.Values(job, s, p, labels, "")
 	require.NoError(t, err)
 	c, err := Load("lmeval-job")
 	require.NoError(t, err)
@@ -58,7 +58,7 @@ func TestLMEvalChartRendersTheKindsValues(t *testing.T) {
 	}
 	var pod corev1.Pod
 	require.NoError(t, yaml.UnmarshalStrict([]byte(kinds["Pod"]), &pod))
-	assert.Equal(t, lmeval.PodSpec(job, s, p), pod.Spec)
+	assert.Equal(t, lmeval.PodSpec(job, s, p, false), pod.Spec)
 	assert.Equal(t, "evaljob-sample", pod.Name)
 	assert.Equal(t, "user-queue", pod.Labels["kueue.x-k8s.io/queue-name"])
 	assert.Equal(t, "ta-lmes", pod.Labels["app.kubernetes.io/name"])

@@ -283,3 +283,29 @@ func TestLMEvalJobDeleteDropsUpstreamsFinalizer(t *testing.T) {
 	require.NoError(t, k8s.Delete(context.Background(), job))
 	env.Eventually(t, "the job gone", env.GoneFrom(job))
 }
+
+func TestLMEvalJobCABundleForHTTPSModels(t *testing.T) {
+	lmevalOperator(t)
+	ns := env.NewNamespace(t, "lmeval-ca")
+	ctx := context.Background()
+	require.NoError(t, k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "odh-trusted-ca-bundle"}, Data: map[string]string{"ca-bundle.crt": "CLUSTER", "odh-ca-bundle.crt": ""}}))
+	require.NoError(t, k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openshift-service-ca.crt"}, Data: map[string]string{"service-ca.crt": "SERVICE"}}))
+	job := &lmv1alpha1.LMEvalJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote"},
+		Spec: lmv1alpha1.LMEvalJobSpec{Model: "local-completions", TaskList: lmv1alpha1.TaskList{TaskNames: []string{"arc_easy"}},
+			ModelArgs: []lmv1alpha1.Arg{{Name: "model", Value: "granite"}, {Name: "base_url", Value: "https://granite.models.svc:8443/v1/completions"}}},
+	}
+	require.NoError(t, k8s.Create(ctx, job))
+	waitJob(t, ns, job.Name, "Scheduled", inState(lmv1alpha1.JobStateScheduled, ""))
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "remote-ca-bundle"}, cm))
+	assert.Equal(t, "CLUSTER\nSERVICE", cm.Data["merged-ca-bundle.crt"])
+	assert.True(t, metav1.IsControlledBy(cm, getJob(t, ns, job.Name)))
+	pod := &corev1.Pod{}
+	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: job.Name}, pod))
+	var env []string
+	for _, e := range pod.Spec.Containers[0].Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	assert.Contains(t, env, "REQUESTS_CA_BUNDLE=/etc/ssl/certs/odh-ca-bundle.crt")
+}

@@ -22,6 +22,7 @@ const (
 	volumeOffline   = "offline"
 	volumeS3Certs   = "certificates-s3"
 	volumeDocker    = "docker-config"
+	volumeCABundle  = "odh-ca-bundle"
 	// HFHomePath is where an offline PVC is mounted (the image's HF_HOME).
 	HFHomePath = "/opt/app-root/src/hf_home"
 	// LabelName and NameValue are the label upstream puts on job pods.
@@ -97,7 +98,10 @@ func defaultContainerSecurity() *corev1.SecurityContext {
 // as the driver's ServiceAccount (which may patch only the job's status),
 // the driver's environment names the job, and no driver port is declared
 // (the driver serves nothing off loopback).
-func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits) corev1.PodSpec {
+//
+// withCA mounts the job's merged CA bundle (CABundleName) for https model
+// endpoints, as upstream does.
+func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, withCA bool) corev1.PodSpec {
 	spec := &job.Spec
 	names := NamesOf(job.Name)
 	var env []corev1.EnvVar
@@ -179,13 +183,22 @@ func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits) corev1.PodSpec {
 		}
 		add("OCI_VERIFY_SSL", verify(oci.VerifySSL))
 	}
-	add(EnvJobNamespace, job.Namespace, EnvJobName, job.Name)
 	mounts = append(mounts, user.VolumeMounts...)
+	if withCA {
+		add("REQUESTS_CA_BUNDLE", CABundleMountPath)
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeCABundle, MountPath: CABundleMountPath, SubPath: CABundleKey, ReadOnly: true})
+	}
+	add(EnvJobNamespace, job.Namespace, EnvJobName, job.Name)
 	var sidecars []corev1.Container
 	var affinity *corev1.Affinity
 	podSecurity := &corev1.PodSecurityContext{RunAsNonRoot: boolPtr(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	if spec.Pod != nil {
 		volumes = append(volumes, spec.Pod.Volumes...)
+	}
+	if withCA {
+		volumes = append(volumes, corev1.Volume{Name: volumeCABundle, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: CABundleName(job.Name)}}}})
+	}
+	if spec.Pod != nil {
 		sidecars = spec.Pod.SideCars
 		affinity = spec.Pod.Affinity
 		if spec.Pod.SecurityContext != nil {

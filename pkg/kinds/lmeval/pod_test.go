@@ -21,7 +21,7 @@ func envNames(c corev1.Container) []string {
 func TestBaselinePodIsUpstreamsLayout(t *testing.T) {
 	j := job("")
 	s := defaults(t)
-	spec := PodSpec(j, s, PermitsFor(&j.Spec, s))
+	spec := PodSpec(j, s, PermitsFor(&j.Spec, s), false)
 	if spec.RestartPolicy != corev1.RestartPolicyNever || spec.ServiceAccountName != "eval-lmes-driver" || !*spec.SecurityContext.RunAsNonRoot {
 		t.Fatalf("pod: %+v", spec)
 	}
@@ -61,7 +61,7 @@ func TestPodCarriesStorageCredentialsAndUserAdditions(t *testing.T) {
 	}
 	s := defaults(t)
 	s.AllowOnline, s.AllowCodeExecution = true, true
-	spec := PodSpec(j, s, PermitsFor(&j.Spec, s))
+	spec := PodSpec(j, s, PermitsFor(&j.Spec, s), false)
 	env := strings.Join(envNames(spec.Containers[0]), " ")
 	for _, want := range []string{"MINE=x", "TRUST_REMOTE_CODE=1", "OCI_REPOSITORY=org/results", "OCI_TAG=eval", "OCI_VERIFY_SSL=true", "LMES_JOB_NAME=eval"} {
 		if !strings.Contains(env, want) {
@@ -102,5 +102,36 @@ func TestManagedPVCSize(t *testing.T) {
 		if _, msg := ManagedPVCSize(j); !strings.HasPrefix(msg, "spec.outputs.pvcManaged.size must be a storage size") {
 			t.Errorf("%q: %q", bad, msg)
 		}
+	}
+}
+
+func TestCABundleForHTTPSModels(t *testing.T) {
+	j := job("")
+	j.Spec.ModelArgs = []lmv1alpha1.Arg{{Name: "base_url", Value: "HTTPS://model.example/v1"}}
+	if !NeedsCABundle(&j.Spec) {
+		t.Fatal("an https base_url needs the bundle")
+	}
+	j.Spec.ModelArgs = append(j.Spec.ModelArgs, lmv1alpha1.Arg{Name: "verify_certificate", Value: "False"})
+	if NeedsCABundle(&j.Spec) {
+		t.Fatal("verify_certificate says otherwise")
+	}
+	j.Spec.ModelArgs = []lmv1alpha1.Arg{{Name: "base_url", Value: "http://model"}}
+	if NeedsCABundle(&j.Spec) {
+		t.Fatal("http needs none")
+	}
+	if got := MergeCABundle("A", " ", "", "B"); got != "A\nB" {
+		t.Fatalf("merge %q", got)
+	}
+	s := defaults(t)
+	spec := PodSpec(j, s, PermitsFor(&j.Spec, s), true)
+	main := spec.Containers[0]
+	env := envNames(main)
+	if env[len(env)-3] != "REQUESTS_CA_BUNDLE=/etc/ssl/certs/odh-ca-bundle.crt" {
+		t.Fatalf("env %q", env)
+	}
+	last := main.VolumeMounts[len(main.VolumeMounts)-1]
+	vol := spec.Volumes[len(spec.Volumes)-1]
+	if last.Name != "odh-ca-bundle" || last.SubPath != "merged-ca-bundle.crt" || !last.ReadOnly || vol.ConfigMap == nil || vol.ConfigMap.Name != "eval-ca-bundle" {
+		t.Fatalf("mount %+v volume %+v", last, vol)
 	}
 }

@@ -13,8 +13,10 @@ const Chart = "lmeval-job"
 // and annotations), the driver's ServiceAccount and the managed PVC. labels
 // are the operator's labels for every object (the tenant boundary's
 // ownership label among them). The job must be valid (ManagedPVCSize).
-func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]string) (map[string]any, error) {
-	spec := PodSpec(job, s, p)
+//
+// caBundle is the job's merged CA bundle ("" for none: MergeCABundle).
+func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]string, caBundle string) (map[string]any, error) {
+	spec := PodSpec(job, s, p, caBundle != "")
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -37,6 +39,7 @@ func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]
 		"labels":         toAny(labels),
 		"serviceAccount": names.ServiceAccount,
 		"managedPVC":     map[string]any{"name": names.ManagedPVC, "size": size},
+		"caBundle":       map[string]any{"name": CABundleName(job.Name), "key": CABundleKey, "data": caBundle},
 	}, nil
 }
 

@@ -11,8 +11,10 @@
 // lmevaljobs get/list/watch/patch (patch only to drop upstream's finalizer
 // from a job being deleted), lmevaljobs/status get/update/patch, pods
 // get/list/watch/create/delete, serviceaccounts and persistentvolumeclaims
-// create, roles and rolebindings create (the driver's Role grants get and
-// patch of one job's status, which the operator holds).
+// create, roles and rolebindings create, configmaps create (the CA bundle)
+// and get (its sources in the job's namespace), and get of each created kind
+// (an existing object's owner). The driver's Role grants get and patch of
+// one job's status, which the operator holds.
 package controller
 
 import (
@@ -194,7 +196,11 @@ func (e *nameTaken) Error() string {
 
 // create renders the job's chart and creates its objects, owned by the job.
 func (r *Reconciler) create(ctx context.Context, job *lmv1alpha1.LMEvalJob, s lmeval.Settings, p lmeval.Permits) error {
-	vals, err := lmeval.Values(job, s, p, PodCacheLabels)
+	ca, err := r.caBundle(ctx, job)
+	if err != nil {
+		return err
+	}
+	vals, err := lmeval.Values(job, s, p, PodCacheLabels, ca)
 	if err != nil {
 		return err
 	}
@@ -239,6 +245,33 @@ func (r *Reconciler) create(ctx context.Context, job *lmv1alpha1.LMEvalJob, s lm
 		return errors.New("the lmeval-job chart rendered no pod")
 	}
 	return r.createOne(ctx, job, pod)
+}
+
+// caBundle merges the job namespace's trusted CA bundle and service CA when
+// the job reaches its model over https ("" otherwise, or when neither
+// exists), as upstream does.
+func (r *Reconciler) caBundle(ctx context.Context, job *lmv1alpha1.LMEvalJob) (string, error) {
+	if !lmeval.NeedsCABundle(&job.Spec) {
+		return "", nil
+	}
+	trusted, err := release.GetOptional(ctx, r.APIReader, job.Namespace, lmeval.TrustedCABundle, &corev1.ConfigMap{})
+	if err != nil {
+		return "", err
+	}
+	service, err := release.GetOptional(ctx, r.APIReader, job.Namespace, lmeval.ServiceCA, &corev1.ConfigMap{})
+	if err != nil {
+		return "", err
+	}
+	var sources []string
+	if trusted != nil {
+		for _, k := range lmeval.TrustedCAKeys {
+			sources = append(sources, trusted.Data[k])
+		}
+	}
+	if service != nil {
+		sources = append(sources, service.Data[lmeval.ServiceCAKey])
+	}
+	return lmeval.MergeCABundle(sources...), nil
 }
 
 // createOne creates an object; one that exists is accepted when the job
