@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -58,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.AllowOnline, "allow-online", false, "the job may reach the network (custom tasks from git)")
 	fs.StringVar(&o.TaskRecipesPath, "task-recipes-path", "/opt/app-root/src/my_tasks", "where recipes and custom tasks are written (lm-eval's --include_path)")
 	fs.StringVar(&o.CatalogPath, "catalog-path", "/opt/app-root/src/my_catalogs", "where custom artifacts are written (the job image's UNITXT_CATALOGS)")
+	fs.DurationVar(&o.MinReportInterval, "report-interval", 2*time.Second, "the least time between two progress reports to the job's status (the first and the last are never held back)")
 	fs.Var(&recipes, "task-recipe", "a Unitxt recipe, written as the task tr_<i> (repeatable)")
 	fs.Var(&artifacts, "custom-artifact", "type|name|value of a custom Unitxt artifact (repeatable)")
 	fs.Var(&taskNames, "task-name", "a custom task's name (repeatable; accepted as upstream's)")

@@ -185,6 +185,11 @@ func Command(spec *lmv1alpha1.LMEvalJobSpec, s Settings, p Permits) []string {
 	if p.Online {
 		out = append(out, "--allow-online")
 	}
+	// This operator's flag: lmes-pod-checking-interval spaces the driver's
+	// progress reports (upstream's operator polled the driver that often).
+	if s.PodCheckingInterval > 0 {
+		out = append(out, "--report-interval", s.PodCheckingInterval.String())
+	}
 	tl := &spec.TaskList
 	if tl.CustomTasks != nil && tl.CustomTasks.Source.GitSource.URL != "" && len(tl.TaskNames) > 0 {
 		g := tl.CustomTasks.Source.GitSource

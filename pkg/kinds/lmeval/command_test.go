@@ -89,7 +89,7 @@ func TestCommandCarriesRecipesArtifactsGitAndPermits(t *testing.T) {
 	s.AllowOnline = true
 	got := Command(&spec, s, PermitsFor(&spec, s))
 	want := []string{"/opt/app-root/src/bin/driver", "--output-path", "/opt/app-root/src/output",
-		"--download-assets-s3", "--upload-to-oci", "--detect-device", "--allow-online",
+		"--download-assets-s3", "--upload-to-oci", "--detect-device", "--allow-online", "--report-interval", "10s",
 		"--custom-task-git-url", "https://github.com/org/tasks.git", "--custom-task-git-branch", "dev", "--custom-task-git-commit", "abc", "--custom-task-git-path", "tasks", "--task-name", "my_task",
 		"--task-recipe", "card=cards.wnli,template=templates.tp_0,metrics=[metrics.accuracy,metrics.m0],format=formats.chat_api,loader_limit=10,num_demos=2,demos_pool_size=5",
 		"--custom-artifact", `card|custom_0|{"a":1}`,

@@ -66,9 +66,9 @@ const (
 // Settings are the operator-wide settings in force for LMEvalJobs.
 type Settings struct {
 	PodImage, DriverImage string
-	// PodCheckingInterval is how often a running job's pod is looked at
-	// when no event arrives (the watch sees every change; this bounds the
-	// age of progress shown in status).
+	// PodCheckingInterval is how often a running job's progress reaches
+	// its status: the driver's report interval (upstream's operator polled
+	// the driver through exec that often; here the pod is watched).
 	PodCheckingInterval time.Duration
 	ImagePullPolicy     corev1.PullPolicy
 	MaxBatchSize        int

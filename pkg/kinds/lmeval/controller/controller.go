@@ -148,14 +148,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, e := range plan.Events {
 		r.Recorder.Event(job, e.Type, e.Reason, e.Message)
 	}
-	switch {
-	case invalidReason == lmeval.ReasonInvalidOperatorSettings:
+	if invalidReason == lmeval.ReasonInvalidOperatorSettings {
 		// The settings ConfigMaps are not watched yet: look again.
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	case plan.Status.State == lmv1alpha1.JobStateScheduled || plan.Status.State == lmv1alpha1.JobStateRunning:
-		// The pod watch sees every change; this bounds a missed one.
-		return ctrl.Result{RequeueAfter: s.PodCheckingInterval}, nil
 	}
+	// The pod watch sees every change of a running job: no polling.
 	return ctrl.Result{}, nil
 }
 
