@@ -280,13 +280,7 @@ func llsdBase() map[string]any {
 // benign are ordinary values to try at a leaf, so that the leaf's path
 // renders at all (a volume needs its name, a mount path must be absolute).
 func llsdBenign(l leaf) []any {
-	switch l.typ {
-	case intOrStringType:
-		return []any{"50%"}
-	case quantityType:
-		return []any{"1Gi"}
-	}
-	return []any{"x", "/x", "sqlite", "remote::x", "0.7.1"}
+	return typedBenign(l, "x", "/x", "sqlite", "remote::x", "0.7.1")
 }
 
 // withSiblings fills the fields Kubernetes requires next to a leaf, so that
@@ -400,13 +394,19 @@ func lmevalBase() map[string]any {
 }
 
 func lmevalBenign(l leaf) []any {
+	return typedBenign(l, "x", "/x", "1Gi", "https://github.com/o/r", "abc1234", "{\"loader\": {}, \"__type__\": \"task\", \"input_fields\": {}, \"input_format\": \"\", \"output_format\": \"\"}")
+}
+
+// typedBenign is an ordinary value of a leaf's type: an int-or-string or a
+// quantity; strings for the rest.
+func typedBenign(l leaf, strings ...any) []any {
 	switch l.typ {
 	case intOrStringType:
 		return []any{"50%"}
 	case quantityType:
 		return []any{"1Gi"}
 	}
-	return []any{"x", "/x", "1Gi", "https://github.com/o/r", "abc1234", "{\"loader\": {}, \"__type__\": \"task\", \"input_fields\": {}, \"input_format\": \"\", \"output_format\": \"\"}"}
+	return strings
 }
 
 // lmevalSiblings fills what a leaf needs next to it.
@@ -458,13 +458,7 @@ func ogxBase() map[string]any {
 }
 
 func ogxBenign(l leaf) []any {
-	switch l.typ {
-	case intOrStringType:
-		return []any{"50%"}
-	case quantityType:
-		return []any{"1Gi"}
-	}
-	return []any{"x", "/x", "http://x", "remote::x", "sqlite", "llm"}
+	return typedBenign(l, "x", "/x", "http://x", "remote::x", "sqlite", "llm")
 }
 
 // ogxSiblings fills the fields required next to a leaf.
