@@ -23,6 +23,12 @@ func FuzzRender(f *testing.F) {
 	if err != nil || len(samples) == 0 {
 		f.Fatalf("samples: %v", err)
 	}
+	// And the preview kinds' golden inputs (no sample of theirs ships yet).
+	preview, err := filepath.Glob(filepath.Join("testdata", "lmevaljob-*.cr.yaml"))
+	if err != nil || len(preview) == 0 {
+		f.Fatalf("LMEvalJob inputs: %v", err)
+	}
+	samples = append(samples, preview...)
 	for _, s := range samples {
 		b, err := os.ReadFile(s)
 		if err != nil {

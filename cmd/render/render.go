@@ -21,12 +21,16 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/config/crd"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/admission"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
+	lmevalcontroller "github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/convert"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
@@ -187,6 +191,13 @@ func newRenderer(opts renderOptions) (*renderer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The preview kinds render too (what the operator makes of them with
+	// --serve-lmevaljob).
+	unserved, err := crd.Unserved()
+	if err != nil {
+		return nil, err
+	}
+	crds = append(crds, unserved...)
 	admission, err := admission.NewAdmission(crds)
 	if err != nil {
 		return nil, err
@@ -267,6 +278,49 @@ func (r *renderer) render(u *unstructured.Unstructured) (string, error) {
 	return manifest, nil
 }
 
+// renderLMEvalJob renders a job as the LMEvalJob controller makes its
+// objects when its pod is due: admission, the kind's checks, its chart with
+// the settings of --settings (no CA bundle: its sources are in the job's
+// namespace, not read offline), owner references aside.
+func (r *renderer) renderLMEvalJob(u *unstructured.Unstructured) (string, error) {
+	if u.GetNamespace() == "" {
+		u.SetNamespace(r.opts.namespace)
+	}
+	if err := r.admission.Admit(context.Background(), u); err != nil {
+		return "", err
+	}
+	job := &lmv1alpha1.LMEvalJob{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, job, true); err != nil {
+		return "", err
+	}
+	cm := r.opts.configMaps
+	s, err := lmeval.ParseSettings(nil, cm[settingsConfigMap], cm[lmevalcontroller.UpstreamConfigMap], cm[lmeval.DSCConfigMap], "quay.io/ai-stack-operator/ai-stack-operator:"+version.Version)
+	if err != nil {
+		return "", err
+	}
+	if msg := lmeval.Validate(&job.Spec); msg != "" {
+		return "", fmt.Errorf("the job would fail: Input validation failed: %s", msg)
+	}
+	vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), lmevalcontroller.PodCacheLabels, "")
+	if err != nil {
+		return "", err
+	}
+	c, err := charts.Load(lmeval.Chart)
+	if err != nil {
+		return "", err
+	}
+	manifest, err := render.Render(c.Chart, vals, render.Options{ReleaseName: job.Name, Namespace: job.Namespace, KubeVersion: r.opts.kubeVersion})
+	if err != nil {
+		return "", fmt.Errorf("render chart %s: %w", lmeval.Chart, err)
+	}
+	if !r.opts.unguarded {
+		if _, err := guard.Check(manifest, guard.Policy{Namespace: job.Namespace, Kinds: c.Kinds}); err != nil {
+			return "", err
+		}
+	}
+	return manifest, nil
+}
+
 // renderCRs renders every CR of the input through the same translation and
 // chart as the operator, and writes the manifests, each CR's after a comment.
 func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
@@ -297,6 +351,18 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 		}
 		docs++
 		gvk := u.GroupVersionKind()
+		if gvk.GroupKind() == lmv1alpha1.GroupVersion.WithKind(lmv1alpha1.Kind).GroupKind() && r.admission.Serves(gvk) {
+			count++
+			if u.GetName() == "" {
+				return fmt.Errorf("document %d: metadata.name is required (render a generateName job with a name)", docs)
+			}
+			manifest, err := r.renderLMEvalJob(u)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
+			}
+			fmt.Fprintf(&buf, "# %s %s/%s (chart %s; preview kind, --serve-lmevaljob)\n%s", gvk.Kind, u.GetNamespace(), u.GetName(), lmeval.Chart, manifest)
+			continue
+		}
 		w := r.watchFor(gvk)
 		if w == nil {
 			// Files often carry what a CR refers to (ConfigMaps, Secrets): say so and go on.
