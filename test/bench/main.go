@@ -85,12 +85,16 @@ func main() {
 	flag.IntVar(&o.updates, "updates", 50, "updates of a referenced ConfigMap for the latency figure")
 	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
-	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer or TrustyAIService")
+	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer, TrustyAIService or LMEvalJob (a preview kind: jobs to Complete, writes and reads per job, idle, RSS)")
 	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
 	flag.BoolVar(&o.warmup, "warmup", true, "reconcile one CR in a namespace of its own before the figures: the first batch's time per CR then leaves out the process's one-time start (lazy discovery, first connections, the first heap growth)")
 	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
 	flag.Parse()
-	if err := run(o); err != nil {
+	bench := run
+	if o.kind == "LMEvalJob" {
+		bench = runJobs // a run-to-completion kind: its own figures
+	}
+	if err := bench(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
