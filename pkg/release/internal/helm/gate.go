@@ -2,6 +2,7 @@ package helm
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -63,7 +65,11 @@ func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkOwnership(infos, g.ownership); err != nil {
+	lives, err := checkOwnership(infos, g.ownership)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.releaseDeadOwners(lives); err != nil {
 		return nil, err
 	}
 	out := &bytes.Buffer{}
@@ -83,6 +89,48 @@ func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 		}
 	}
 	return out, nil
+}
+
+// releaseDeadOwners gives this CR the objects whose controller is an earlier
+// CR of the same kind and name (a UID that is not this CR's): their owner
+// references are replaced, the dead controller by this CR, with a JSON merge
+// patch guarded by the object's resourceVersion. Helm's three-way strategic
+// merge would otherwise add this CR's reference beside the dead one whenever
+// the release it diffs against already names this CR (a reconcile between
+// the records and the objects naming the dead CR), and the API server
+// refuses two controllers: every upgrade failed, for good.
+func (g *gate) releaseDeadOwners(lives []liveObject) error {
+	for _, l := range lives {
+		if l.existing == nil {
+			continue
+		}
+		m, err := meta.Accessor(l.existing)
+		if err != nil {
+			continue
+		}
+		refs := m.GetOwnerReferences()
+		dead := -1
+		for i, r := range refs {
+			gv, _ := schema.ParseGroupVersion(r.APIVersion)
+			if r.Controller != nil && *r.Controller && r.Kind == g.ownerKind.Kind && gv.Group == g.ownerKind.Group &&
+				r.Name == g.owner.GetName() && r.UID != g.owner.GetUID() {
+				dead = i
+			}
+		}
+		if dead < 0 {
+			continue
+		}
+		next := append(append([]metav1.OwnerReference(nil), refs[:dead]...), refs[dead+1:]...)
+		next = append(next, *metav1.NewControllerRef(g.owner, g.ownerKind))
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": next, "resourceVersion": m.GetResourceVersion()}})
+		if err != nil {
+			return err
+		}
+		if _, err := resource.NewHelper(l.info.Client, l.info.Mapping).Patch(l.info.Namespace, l.info.Name, types.MergePatchType, patch, &metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("take %s over from an earlier %s of its name: %w", l.ref(), g.ownerKind.Kind, err)
+		}
+	}
+	return nil
 }
 
 // own sets the CR as the controller of an object in its namespace, unless
