@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -45,35 +44,16 @@ func runJobs(o options) error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	logPath := o.log
-	if logPath == "" {
-		logPath = filepath.Join(dir, "manager.log")
-	}
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
 	for _, ns := range []string{"ai-stack-operator-system", "bench"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return err
 		}
 	}
-	mgr := exec.Command(o.manager, "run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0", "--serve-lmevaljob")
-	mgr.Env = append(os.Environ(), "KUBECONFIG="+lc.Kubeconfig)
-	mgr.Stdout, mgr.Stderr = logFile, logFile
-	if err := mgr.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", o.manager, err)
+	mgr, metricsURL, err := startOperator(o, dir, lc.Kubeconfig, "--serve-lmevaljob")
+	if err != nil {
+		return err
 	}
 	defer func() { _ = mgr.Process.Kill(); _, _ = mgr.Process.Wait() }()
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	if err := waitFor(30*time.Second, func() error { _, err := writes(metricsURL); return err }); err != nil {
-		return fmt.Errorf("the operator's metrics did not come up: %w", err)
-	}
 	job := func(i int) *lmv1alpha1.LMEvalJob {
 		return &lmv1alpha1.LMEvalJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("job-%04d", i)},

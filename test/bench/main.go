@@ -133,40 +133,18 @@ func run(o options) error {
 		return err
 	}
 
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	logPath := o.log
-	if logPath == "" {
-		logPath = filepath.Join(dir, "manager.log")
-	}
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ai-stack-operator-system"}}); err != nil {
 		return err
 	}
-	// Plain HTTP metrics: the write figures come from the operator's own
-	// client metrics, which would otherwise count the TokenReviews and
-	// SubjectAccessReviews that each authenticated scrape makes it send.
 	pprofPort, err := freePort()
 	if err != nil {
 		return err
 	}
-	mgr := exec.Command(o.manager, "run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0", "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort))
-	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	mgr.Stdout, mgr.Stderr = logFile, logFile
-	if err := mgr.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", o.manager, err)
+	mgr, metricsURL, err := startOperator(o, dir, kubeconfig, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort))
+	if err != nil {
+		return err
 	}
 	defer func() { _ = mgr.Process.Kill(); _, _ = mgr.Process.Wait() }()
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	if err := waitFor(30*time.Second, func() error { _, err := writes(metricsURL); return err }); err != nil {
-		return fmt.Errorf("the operator's metrics did not come up: %w", err)
-	}
 
 	for _, ns := range []string{"bench", "noise"} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -434,6 +412,41 @@ func run(o options) error {
 	rows = append(rows, scaleRows...)
 	printTable(rows)
 	return nil
+}
+
+// startOperator runs the operator's binary against the cluster of
+// kubeconfig, with its log in -log (else in dir), plain HTTP metrics (the
+// write figures come from its own client metrics, which would otherwise
+// count the TokenReviews and SubjectAccessReviews each authenticated scrape
+// makes it send) and extra flags, and waits for its metrics.
+func startOperator(o options, dir, kubeconfig string, extra ...string) (*exec.Cmd, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	logPath := o.log
+	if logPath == "" {
+		logPath = filepath.Join(dir, "manager.log")
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, "", err
+	}
+	args := append([]string{"run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0"}, extra...)
+	mgr := exec.Command(o.manager, args...)
+	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	mgr.Stdout, mgr.Stderr = logFile, logFile
+	if err := mgr.Start(); err != nil {
+		return nil, "", fmt.Errorf("start %s: %w", o.manager, err)
+	}
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	if err := waitFor(30*time.Second, func() error { _, err := writes(metricsURL); return err }); err != nil {
+		_ = mgr.Process.Kill()
+		_, _ = mgr.Process.Wait()
+		return nil, "", fmt.Errorf("the operator's metrics did not come up: %w", err)
+	}
+	return mgr, metricsURL, nil
 }
 
 // createBatch creates CRs from to to (8 at a time) and returns the time
