@@ -244,8 +244,8 @@ func verify(b *bool) string {
 
 // ManagedPVCSize is the size of the managed outputs PVC, or "" and an error
 // message naming the field when it is not a quantity (upstream panics).
-func ManagedPVCSize(job *lmv1alpha1.LMEvalJob) (string, string) {
-	o := job.Spec.Outputs
+func ManagedPVCSize(spec *lmv1alpha1.LMEvalJobSpec) (string, string) {
+	o := spec.Outputs
 	if o == nil || o.PersistentVolumeClaimManaged == nil {
 		return "", ""
 	}

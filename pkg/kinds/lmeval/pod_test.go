@@ -90,16 +90,16 @@ func TestPodCarriesStorageCredentialsAndUserAdditions(t *testing.T) {
 
 func TestManagedPVCSize(t *testing.T) {
 	j := job("")
-	if s, msg := ManagedPVCSize(j); s != "" || msg != "" {
+	if s, msg := ManagedPVCSize(&j.Spec); s != "" || msg != "" {
 		t.Fatal(s, msg)
 	}
 	j.Spec.Outputs = &lmv1alpha1.Outputs{PersistentVolumeClaimManaged: &lmv1alpha1.PersistentVolumeClaimManaged{Size: "5Gi"}}
-	if s, msg := ManagedPVCSize(j); s != "5Gi" || msg != "" {
+	if s, msg := ManagedPVCSize(&j.Spec); s != "5Gi" || msg != "" {
 		t.Fatal(s, msg)
 	}
 	for _, bad := range []string{"", "lots", "-1Gi", "0"} {
 		j.Spec.Outputs.PersistentVolumeClaimManaged.Size = bad
-		if _, msg := ManagedPVCSize(j); !strings.HasPrefix(msg, "spec.outputs.pvcManaged.size must be a storage size") {
+		if _, msg := ManagedPVCSize(&j.Spec); !strings.HasPrefix(msg, "spec.outputs.pvcManaged.size must be a storage size") {
 			t.Errorf("%q: %q", bad, msg)
 		}
 	}

@@ -19,7 +19,7 @@ var (
 // the message names the field. A job failing it ends Complete/Failed, as
 // upstream's does.
 func Validate(spec *lmv1alpha1.LMEvalJobSpec) string {
-	if _, msg := managedSize(spec); msg != "" {
+	if _, msg := ManagedPVCSize(spec); msg != "" {
 		return msg
 	}
 	tl := &spec.TaskList
@@ -104,8 +104,4 @@ func jsonWith(s string, keys ...string) string {
 		}
 	}
 	return ""
-}
-
-func managedSize(spec *lmv1alpha1.LMEvalJobSpec) (string, string) {
-	return ManagedPVCSize(&lmv1alpha1.LMEvalJob{Spec: *spec})
 }

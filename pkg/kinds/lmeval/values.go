@@ -28,7 +28,7 @@ func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]
 	annotations := PodAnnotations(job)
 	annotations[AnnotationSpecHash] = SpecHash(&job.Spec)
 	names := NamesOf(job.Name)
-	size, _ := ManagedPVCSize(job)
+	size, _ := ManagedPVCSize(&job.Spec)
 	return map[string]any{
 		"name": job.Name,
 		"pod": map[string]any{
