@@ -141,7 +141,13 @@ func (s Soak) Run(ctx context.Context) (Counts, error) {
 		i := s.Rand.Intn(len(objs))
 		var op string
 		var err error
-		switch p := s.Rand.Intn(100); {
+		p := s.Rand.Intn(100)
+		if s.Restart != nil && time.Since(lastRestart) >= s.RestartEvery && time.Until(end) >= s.QuietTail {
+			// A restart is due: one every RestartEvery, not left to chance
+			// (at 15% a draw, a short soak could end without one).
+			p = 100
+		}
+		switch {
 		case p < 40:
 			op, err = "spec edit", s.editSpec(ctx, objs[i], edits)
 		case p < 55:
