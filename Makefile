@@ -52,9 +52,8 @@ controller-gen: ## Build controller-gen alone into bin/ (cached; what manifests,
 	hack/tools.sh controller-gen
 
 .PHONY: manifests
-manifests: controller-gen ## Generate the CRDs (config/crd/bases; config/crd/unserved for kinds not served yet, kept out of the bundle) and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) crd paths="{./pkg/apis/llamastack/...,./pkg/apis/ogx/...,./pkg/apis/trustyai/...}" output:crd:dir=config/crd/bases
-	$(CONTROLLER_GEN) crd paths=./pkg/apis/lmes/... output:crd:dir=config/crd/unserved
+manifests: controller-gen ## Generate the CRDs (config/crd/bases) and RBAC from the API types and markers.
+	$(CONTROLLER_GEN) crd paths="{./pkg/apis/llamastack/...,./pkg/apis/ogx/...,./pkg/apis/trustyai/...,./pkg/apis/lmes/...}" output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/operator/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate
@@ -104,8 +103,13 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter, the settings parsers and 
 	go test ./pkg/trust -run '^$$' -fuzz '^FuzzMerge$$' -fuzztime $(or $(FUZZTIME),2000x)
 
 .PHONY: test-integration
-test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak) and real OLM v0 (install/upgrade/uninstall) and v1 (install/upgrade/uninstall) (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
-	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/...
+test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak), LMEvalJob through Kueue (test/kueue, Kueue's CRDs) and real OLM v0 (install/upgrade/uninstall) and v1 (install/upgrade/uninstall) (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/... ./test/kueue/...
+
+.PHONY: test-kueue
+test-kueue: tools build ## test/kueue under Kueue's own controller manager (v0.17.0, built into bin/kueue by hack/tools.sh kueue-manager: about 10 minutes the first time): admission, quota, placement, deactivation, Finished. Writes Kueue's fixed metrics certificate folder, /etc/kueue/metrics/certs, when empty.
+	hack/tools.sh kueue-manager
+	KUEUE_BINARY=$(BIN)/kueue/kueue KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -tags realkueue -count=1 -v ./test/kueue/...
 
 .PHONY: test-olm
 test-olm: tools build ## OLM for real on a local cluster. v0 (olm-operator, catalog-operator, package server, opm serve of catalog/): config/gitops/operator installs the operator, a CR of each kind Ready under OLM's RBAC, upgrade to a v0.2.0 built on the fly under Manual approval, uninstall. v1 (catalogd, operator-controller, images on a loopback registry): config/gitops/operator-olmv1 installs it, each kind Ready, upgrade to v0.2.0, uninstall.

@@ -42,7 +42,7 @@ func TestLMEvalChartRendersTheKindsValues(t *testing.T) {
 	require.NoError(t, err)
 	p := lmeval.PermitsFor(&job.Spec, s)
 	labels := map[string]string{"ai-stack-operator.io/managed": "true"}
-	vals, err := lmeval.Values(job, s, p, labels, "")
+	vals, err := lmeval.Values(job, s, p, labels, "", nil)
 	require.NoError(t, err)
 	c, err := Load("lmeval-job")
 	require.NoError(t, err)

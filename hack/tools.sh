@@ -15,6 +15,8 @@
 #                            package-server, opm) into bin/olm with its CRDs
 #   hack/tools.sh olmv1      build OLM v1 (catalogd, operator-controller) into
 #                            bin/olmv1 with its CRDs, and bin/oci's registry and push
+#   hack/tools.sh kueue      copy Kueue's CRDs (kueue v0.17.0's source) into bin/kueue/crds
+#   hack/tools.sh kueue-manager   and build Kueue's controller manager, bin/kueue/kueue
 #
 # Nothing is downloaded from anywhere but the Go module proxy.
 set -euo pipefail
@@ -85,6 +87,16 @@ olm_tools() {
   local dir
   dir=$(cd "$root/hack/tools/olm" && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)
   copy_dir "$bin/olm/crds" "$dir"/deploy/chart/crds/*.yaml
+}
+
+# Kueue v0.17.0 (hack/tools/kueue). Its CRDs, copied from the module's
+# source (nothing built), for test/kueue, which make test runs: LMEvalJobs
+# through Kueue's real Workload schema. Its controller manager (cmd/kueue,
+# about 10 minutes to build the first time), only for make test-kueue.
+kueue_crds() {
+  local dir
+  dir=$(cd "$root/hack/tools/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+  copy_dir "$bin/kueue/crds" "$dir"/config/components/crd/bases/kueue.x-k8s.io_*.yaml
 }
 
 # copy_dir DEST FILE...: DEST holds exactly FILE..., replaced in one move.
@@ -168,8 +180,10 @@ case "${1:-all}" in
   opm) opm_tools; exit 0 ;;
   olm) olm_tools; exit 0 ;;
   olmv1) olmv1_tools; exit 0 ;;
+  kueue) kueue_crds; exit 0 ;;
+  kueue-manager) kueue_crds; build kueue "$bin/kueue/kueue" sigs.k8s.io/kueue/cmd/kueue; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1|kueue|kueue-manager]" >&2; exit 2 ;;
 esac
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"
@@ -185,3 +199,4 @@ build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/cont
 opm_tools
 olm_tools
 olmv1_tools
+kueue_crds

@@ -42,7 +42,7 @@ func runCommand(args []string, stderr io.Writer) error {
 	pprof := fs.String("pprof-bind-address", "0", "address of net/http/pprof (/debug/pprof/: CPU profiles, traces); 0 disables it")
 	operatorNS := fs.String("operator-namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace: holds the settings ConfigMap, allowed through NetworkPolicies (default: $POD_NAMESPACE)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "name of the settings ConfigMap in the operator's namespace (image-overrides, network-policy)")
-	lmevalJobs := fs.Bool("serve-lmevaljob", false, "serve LMEvalJob (preview: its CRD, config/crd/unserved, is not in the bundle yet)")
+	lmevalJobs := fs.Bool("serve-lmevaljob", true, "serve LMEvalJob when its CRD is installed (false: leave LMEvalJobs to another operator, such as upstream TrustyAI's LMES)")
 	driverImage := fs.String("lmes-driver-image", "quay.io/ai-stack-operator/ai-stack-operator:"+version.Version, "the default image of LMEvalJob pods' driver (this operator's image, which holds /bin/driver); the lmes-driver-image setting overrides it")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)

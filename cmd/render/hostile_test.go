@@ -439,7 +439,7 @@ func lmevalRender(t *testing.T) func(*unstructured.Unstructured) (string, error)
 		if msg := lmeval.Validate(&job.Spec); msg != "" {
 			return "", errors.New(msg)
 		}
-		vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), map[string]string{"ai-stack-operator.io/managed": "true"}, lmeval.MergeCABundle("-----BEGIN CERTIFICATE-----"))
+		vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), map[string]string{"ai-stack-operator.io/managed": "true"}, lmeval.MergeCABundle("-----BEGIN CERTIFICATE-----"), nil)
 		if err != nil {
 			return "", err
 		}

@@ -191,13 +191,6 @@ func newRenderer(opts renderOptions) (*renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The preview kinds render too (what the operator makes of them with
-	// --serve-lmevaljob).
-	unserved, err := crd.Unserved()
-	if err != nil {
-		return nil, err
-	}
-	crds = append(crds, unserved...)
 	admission, err := admission.NewAdmission(crds)
 	if err != nil {
 		return nil, err
@@ -301,7 +294,7 @@ func (r *renderer) renderLMEvalJob(u *unstructured.Unstructured) (string, error)
 	if msg := lmeval.Validate(&job.Spec); msg != "" {
 		return "", fmt.Errorf("the job would fail: Input validation failed: %s", msg)
 	}
-	vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), lmevalcontroller.PodCacheLabels, "")
+	vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), lmevalcontroller.PodCacheLabels, "", nil)
 	if err != nil {
 		return "", err
 	}
@@ -360,7 +353,7 @@ func renderCRs(in io.Reader, out io.Writer, opts renderOptions) error {
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", gvk.Kind, u.GetName(), err)
 			}
-			fmt.Fprintf(&buf, "# %s %s/%s (chart %s; preview kind, --serve-lmevaljob)\n%s", gvk.Kind, u.GetNamespace(), u.GetName(), lmeval.Chart, manifest)
+			fmt.Fprintf(&buf, "# %s %s/%s (chart %s)\n%s", gvk.Kind, u.GetNamespace(), u.GetName(), lmeval.Chart, manifest)
 			continue
 		}
 		w := r.watchFor(gvk)

@@ -11,17 +11,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed bases/*.yaml unserved/*.yaml
+//go:embed bases/*.yaml
 var bases embed.FS
 
 // All returns the embedded CRDs of the kinds served (config/crd/bases).
 func All() ([]*apiextensionsv1.CustomResourceDefinition, error) { return read("bases/*.yaml") }
-
-// Unserved returns the embedded CRDs of the preview kinds
-// (config/crd/unserved): not in the bundle, served on request.
-func Unserved() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	return read("unserved/*.yaml")
-}
 
 func read(glob string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	names, err := fs.Glob(bases, glob)

@@ -78,7 +78,7 @@ func TestUpstreamFieldsAndDefaults(t *testing.T) {
 		"upstream-llamastackdistributions.txt": "llamastack.io_llamastackdistributions.yaml",
 		"upstream-trustyaiservices.txt":        "trustyai.opendatahub.io_trustyaiservices.yaml",
 		"upstream-ogxservers.txt":              "ogx.io_ogxservers.yaml",
-		"upstream-lmevaljobs.txt":              "../unserved/trustyai.opendatahub.io_lmevaljobs.yaml",
+		"upstream-lmevaljobs.txt":              "trustyai.opendatahub.io_lmevaljobs.yaml",
 	} {
 		have := fields(t, filepath.Join("..", "..", "config", "crd", "bases", ours))
 		f, err := os.Open(filepath.Join("testdata", upstream))

@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
 	lmevalcontroller "github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval/controller"
@@ -139,9 +140,8 @@ type ManagerOptions struct {
 	// SkipControllerNameValidation lets a test run a second manager in one
 	// process (controller names are otherwise unique per process).
 	SkipControllerNameValidation bool
-	// LMEvalJobs serves LMEvalJob, a preview until its CRD ships (issue 31;
-	// the CRD is config/crd/unserved's), with DriverImage as the default
-	// lmes-driver-image.
+	// LMEvalJobs serves LMEvalJob when the API server serves its CRD, with
+	// DriverImage as the default lmes-driver-image.
 	LMEvalJobs  bool
 	DriverImage string
 }
@@ -151,6 +151,17 @@ type ManagerOptions struct {
 func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if o.OperatorNamespace == "" {
 		return nil, errNoOperatorNamespace
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	if o.LMEvalJobs && !lmevalJobsServed(dc) {
+		// An operator deployed without the CRD (an older config/crd, or a
+		// cluster that leaves LMEvalJobs to another operator) serves the
+		// other kinds rather than failing to start.
+		ctrl.Log.WithName("setup").Info("LMEvalJob is not served: its CRD is not installed (install config/crd, or pass --serve-lmevaljob=false to silence this)")
+		o.LMEvalJobs = false
 	}
 	cacheOpts, err := CacheOptions(o.Watches, o.Namespaces)
 	if err != nil {
@@ -186,10 +197,6 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	ms, err := metas(o.Watches)
 	if err != nil {
@@ -255,7 +262,14 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &lmevalcontroller.Reconciler{Deps: deps, DriverImage: o.DriverImage, Chart: c}
+		kueue := release.NewCapabilityDetector(dc, dc, o.CapabilityTTL, []release.Meta{{OptionalAPIs: lmevalcontroller.KueueAPIs()}})
+		r := &lmevalcontroller.Reconciler{Deps: deps, DriverImage: o.DriverImage, Chart: c,
+			Kueue: &lmevalcontroller.Kueue{Served: kueue.Capabilities, Mapper: mgr.GetRESTMapper(), Add: mgr.Add,
+				NewCache: func() (cache.Cache, error) {
+					// Kueue's Workloads, once Kueue is found: the operator's only.
+					return cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+						DefaultNamespaces: cacheOpts.DefaultNamespaces, DefaultLabelSelector: labels.SelectorFromSet(lmevalcontroller.PodCacheLabels)})
+				}}}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("set up LMEvalJob controller: %w", err)
 		}
@@ -318,4 +332,18 @@ func metricsFilter(c *rest.Config, hc *http.Client) (metricsserver.Filter, error
 	}
 	guard := metricsauth.New(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews())
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) { return guard.Wrap(log, next), nil }, nil
+}
+
+// lmevalJobsServed tells whether the API server serves LMEvalJob.
+func lmevalJobsServed(dc discovery.DiscoveryInterface) bool {
+	l, err := dc.ServerResourcesForGroupVersion(lmv1alpha1.GroupVersion.String())
+	if err != nil {
+		return false
+	}
+	for _, r := range l.APIResources {
+		if r.Kind == "LMEvalJob" {
+			return true
+		}
+	}
+	return false
 }

@@ -34,7 +34,7 @@ func runJobs(o options) error {
 	defer os.RemoveAll(dir)
 	lc, err := localcluster.Start(ctx, localcluster.Options{
 		Dir: filepath.Join(dir, "cluster"), WithoutWorkloads: true,
-		CRDDirs: []string{filepath.Join(o.root, "config", "crd", "bases"), filepath.Join(o.root, "config", "crd", "unserved")},
+		CRDDirs: []string{filepath.Join(o.root, "config", "crd", "bases")},
 	})
 	if err != nil {
 		return err

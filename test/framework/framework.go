@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
@@ -245,6 +246,37 @@ func (e *Env) WaitOGX(t testing.TB, ns, name string, phase ogxv1beta1.OGXServerP
 		return nil
 	})
 	return cr
+}
+
+// LMEvalJob is upstream's LMEvalJob example (controllers/job_mgr/README.md,
+// sample 1) as a cluster without Kueue runs it: pythia-70m on unfair_tos,
+// 5 samples.
+func LMEvalJob(ns, name string) *lmv1alpha1.LMEvalJob {
+	return &lmv1alpha1.LMEvalJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: lmv1alpha1.LMEvalJobSpec{
+			Model:     "hf",
+			ModelArgs: []lmv1alpha1.Arg{{Name: "pretrained", Value: "EleutherAI/pythia-70m"}},
+			TaskList:  lmv1alpha1.TaskList{TaskNames: []string{"unfair_tos"}},
+			Limit:     "5",
+		},
+	}
+}
+
+// WaitLMEvalJob waits until the job is in state with reason ("" for any).
+func (e *Env) WaitLMEvalJob(t testing.TB, ns, name string, state lmv1alpha1.JobState, reason lmv1alpha1.Reason) *lmv1alpha1.LMEvalJob {
+	t.Helper()
+	job := &lmv1alpha1.LMEvalJob{}
+	e.Eventually(t, fmt.Sprintf("LMEvalJob %s/%s %s %s", ns, name, state, reason), func() error {
+		if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+			return err
+		}
+		if job.Status.State != state || (reason != "" && job.Status.Reason != reason) {
+			return fmt.Errorf("state %q reason %q: %s", job.Status.State, job.Status.Reason, job.Status.Message)
+		}
+		return nil
+	})
+	return job
 }
 
 // OGX is an OGXServer of the starter distribution with the image's own

@@ -71,7 +71,7 @@ func run(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(level)))
 	root := filepath.Join("..", "..")
 	testEnv := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases"), filepath.Join(root, "config", "crd", "unserved")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := testEnv.Start()

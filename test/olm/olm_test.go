@@ -57,6 +57,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
@@ -442,15 +443,18 @@ type crs struct {
 	llsd *llamav1alpha1.LlamaStackDistribution
 	tas  *trustyv1.TrustyAIService
 	ogx  *ogxv1beta1.OGXServer
+	job  *lmv1alpha1.LMEvalJob
 }
 
-// newCRs creates a LlamaStackDistribution, a TrustyAIService and an
-// OGXServer and waits until the operator has them Ready.
+// newCRs creates a LlamaStackDistribution, a TrustyAIService, an OGXServer
+// and an LMEvalJob, and waits until the operator has the first three Ready
+// and the job Complete (its driver's Role and RoleBinding made under the
+// operator's RBAC: a Role grants only what its creator holds).
 func newCRs(t *testing.T, ctx context.Context, prefix string) *crs {
 	t.Helper()
 	ns := env.NewNamespace(t, prefix)
-	c := &crs{ns: ns, llsd: framework.LLSD(ns, "llsd"), tas: framework.TASDatabase(ns, "tas"), ogx: framework.OGX(ns, "ogx")}
-	for _, o := range []client.Object{c.llsd, c.tas, c.ogx} {
+	c := &crs{ns: ns, llsd: framework.LLSD(ns, "llsd"), tas: framework.TASDatabase(ns, "tas"), ogx: framework.OGX(ns, "ogx"), job: framework.LMEvalJob(ns, "job")}
+	for _, o := range []client.Object{c.llsd, c.tas, c.ogx, c.job} {
 		if err := k8s.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -459,12 +463,13 @@ func newCRs(t *testing.T, ctx context.Context, prefix string) *crs {
 	return c
 }
 
-// ready waits until the three are Ready.
+// ready waits until the three are Ready and the job Complete.
 func (c *crs) ready(t *testing.T) {
 	t.Helper()
 	env.WaitPhase(t, c.llsd, llamav1alpha1.PhaseReady, 1)
 	env.WaitTASReady(t, c.tas)
 	env.WaitOGX(t, c.ns, c.ogx.Name, ogxv1beta1.OGXServerPhaseReady)
+	env.WaitLMEvalJob(t, c.ns, c.job.Name, lmv1alpha1.JobStateComplete, lmv1alpha1.ReasonSucceeded)
 }
 
 // workloads are the CRs' Deployments (by generation) and pods (by UID).
@@ -578,7 +583,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	runOperator := operatorRunner(t)
 	stopOperator := runOperator(csv)
 	work := newCRs(t, ctx, "olm-workloads")
-	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under OLM's RBAC")
+	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready, LMEvalJob Complete, under OLM's RBAC")
 	before := work.workloads(t, ctx)
 
 	// Upgrade: v0.2.0 on top of the committed catalog, under Manual approval.

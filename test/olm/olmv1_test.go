@@ -284,7 +284,7 @@ func TestOLMv1InstallsUpgradesAndUninstalls(t *testing.T) {
 	runOperator := operatorRunner(t)
 	stop := runOperator(csv)
 	work := newCRs(t, ctx, "olmv1-workloads")
-	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready under the RBAC OLM v1 rendered from the CSV")
+	t.Logf("LlamaStackDistribution, TrustyAIService and OGXServer Ready, LMEvalJob Complete, under the RBAC OLM v1 rendered from the CSV")
 	before := work.workloads(t, ctx)
 
 	// Upgrade: the catalog with a v0.2.0 release (its bundle pushed too)

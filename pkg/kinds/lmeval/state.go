@@ -107,9 +107,13 @@ type Input struct {
 	InvalidReason, InvalidMessage string
 	Permits                       Permits
 	// SuspendHonored: spec.suspend keeps the job without a pod (false for
-	// a job queued for Kueue on a cluster without Kueue).
+	// a job labelled for Kueue: Kueue's, where Kueue is served; ignored as
+	// upstream ignores it without its JOB_MGR service, where it is not).
 	SuspendHonored bool
-	Now            time.Time
+	// Queue: the job is queued for Kueue (nil: it is not, or the cluster
+	// has no Kueue): it has no pod unless its Workload is admitted.
+	Queue *Queue
+	Now   time.Time
 }
 
 // fatalWaiting are the waiting reasons that never recover.
@@ -168,6 +172,19 @@ func Decide(in Input) Plan {
 		if st.State != lmv1alpha1.JobStateSuspended {
 			st.State = lmv1alpha1.JobStateSuspended
 			ev(corev1.EventTypeNormal, EventSuspended, "the LMEvalJob %s is suspended: its pod is deleted until spec.suspend is false", job.Name)
+		}
+
+	case in.Queue != nil && !in.Queue.Admission.Running() && (in.Pod == nil || in.Pod.Deleting || !terminated(in.Pod)):
+		// Not admitted (yet, or any more: evicted): no pod. A pod that ran
+		// to its end is observed below instead.
+		plan.DeletePod = in.Pod != nil && !in.Pod.Deleting
+		if st.State != lmv1alpha1.JobStateSuspended {
+			st.State = lmv1alpha1.JobStateSuspended
+			if a := in.Queue.Admission; a != nil && a.Evicted {
+				ev(corev1.EventTypeNormal, EventSuspended, "the LMEvalJob %s is suspended: Kueue evicted its Workload (%s: %s)", job.Name, a.EvictReason, a.EvictMsg)
+			} else {
+				ev(corev1.EventTypeNormal, EventSuspended, "the LMEvalJob %s waits for Kueue's admission in LocalQueue %s", job.Name, in.Queue.Name)
+			}
 		}
 
 	case in.Pod == nil || in.Pod.Deleting:
@@ -300,4 +317,9 @@ func setConditions(st *lmv1alpha1.LMEvalJobStatus, in Input, gen int64) {
 		perm.Message = fmt.Sprintf("the operator's settings deny %s: the job runs without (%s set it to allow)", strings.Join(in.Permits.Refused, " and "), in.Permits.From)
 	}
 	meta.SetStatusCondition(&st.Conditions, perm)
+	if in.Queue != nil {
+		meta.SetStatusCondition(&st.Conditions, in.Queue.admittedCondition(gen))
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, TypeAdmitted)
+	}
 }

@@ -15,8 +15,29 @@ const Chart = "lmeval-job"
 // ownership label among them). The job must be valid (ManagedPVCSize).
 //
 // caBundle is the job's merged CA bundle ("" for none: MergeCABundle).
-func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]string, caBundle string) (map[string]any, error) {
+// place is a Kueue admission's placement of the pod (nil: not queued).
+func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]string, caBundle string, place *Placement) (map[string]any, error) {
 	spec := PodSpec(job, s, p, caBundle != "")
+	podLabels := PodLabels(job, labels)
+	annotations := PodAnnotations(job)
+	if place != nil {
+		// Admitted through the job's Workload: the pod carries no queue
+		// label, so that Kueue's pod integration does not queue it again.
+		delete(podLabels, KueueQueueLabel)
+		delete(podLabels, KueuePriorityLabel)
+		spec.NodeSelector = merged(spec.NodeSelector, place.NodeSelector)
+		spec.Tolerations = append(spec.Tolerations, place.Tolerations...)
+		for k, v := range place.Labels {
+			if _, ours := podLabels[k]; !ours {
+				podLabels[k] = v
+			}
+		}
+		for k, v := range place.Annotations {
+			if _, ours := annotations[k]; !ours {
+				annotations[k] = v
+			}
+		}
+	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -25,14 +46,13 @@ func Values(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, labels map[string]
 	if err := json.Unmarshal(raw, &specMap); err != nil {
 		return nil, err
 	}
-	annotations := PodAnnotations(job)
 	annotations[AnnotationSpecHash] = SpecHash(&job.Spec)
 	names := NamesOf(job.Name)
 	size, _ := ManagedPVCSize(&job.Spec)
 	return map[string]any{
 		"name": job.Name,
 		"pod": map[string]any{
-			"labels":      toAny(PodLabels(job, labels)),
+			"labels":      toAny(podLabels),
 			"annotations": toAny(annotations),
 			"spec":        specMap,
 		},

@@ -2,10 +2,6 @@
 // package of its own as upstream keeps it (api/lmes/v1alpha1): the same
 // group and version as TrustyAIService's v1alpha1.
 //
-// The kind is not served yet (issue 31): make manifests writes its CRD to
-// config/crd/unserved, out of config/crd/bases and so out of the bundle, and
-// the manager does not start its reconciler unless asked to.
-//
 // +kubebuilder:object:generate=true
 // +groupName=trustyai.opendatahub.io
 package v1alpha1

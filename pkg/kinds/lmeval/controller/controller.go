@@ -7,14 +7,7 @@
 // the status when it changed. It never execs into a pod: the driver reports
 // through the job's status and the pod's termination message.
 //
-// RBAC (put in kubebuilder markers when the kind is served, issue 31):
-// lmevaljobs get/list/watch/patch (patch only to drop upstream's finalizer
-// from a job being deleted), lmevaljobs/status get/update/patch, pods
-// get/list/watch/create/delete, serviceaccounts and persistentvolumeclaims
-// create, roles and rolebindings create, configmaps create (the CA bundle)
-// and get (its sources in the job's namespace), and get of each created kind
-// (an existing object's owner). The driver's Role grants get and patch of
-// one job's status, which the operator holds.
+// RBAC: rbac.go.
 package controller
 
 import (
@@ -51,15 +44,14 @@ const UpstreamFinalizer = "trustyai.opendatahub.io/lmes-finalizer"
 // UpstreamConfigMap is the trustyai-service-operator's settings ConfigMap.
 const UpstreamConfigMap = "trustyai-service-operator-config"
 
-// KueueQueueLabel queues a job for Kueue.
-const KueueQueueLabel = "kueue.x-k8s.io/queue-name"
-
 // Reconciler runs LMEvalJobs.
 type Reconciler struct {
 	release.Deps
 	// DriverImage is the default lmes-driver-image (the operator's image).
 	DriverImage string
 	Chart       *charts.Chart
+	// Kueue admits jobs labelled for a queue (nil: none do).
+	Kueue *Kueue
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -69,11 +61,19 @@ var PodCacheLabels = map[string]string{release.LabelManaged: "true"}
 
 // SetupWithManager watches jobs and their pods.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("lmevaljob").
 		For(&lmv1alpha1.LMEvalJob{}).
 		Owns(&corev1.Pod{}).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	if r.Kueue != nil {
+		// Kueue's Workloads are watched once a queued job meets them.
+		r.Kueue.ctrl = c
+	}
+	return nil
 }
 
 func (r *Reconciler) now() time.Time {
@@ -111,12 +111,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		pod = nil // not this job's: never touched
 	}
 	permits := lmeval.PermitsFor(&job.Spec, s)
+	queue, wl, err := r.queue(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if queue != nil {
+		if queue, wl, err = r.syncWorkload(ctx, job, queue, wl, pod, s, permits); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	plan := lmeval.Decide(lmeval.Input{
 		Job: job, Pod: lmeval.ObservePod(pod),
 		InvalidReason: invalidReason, InvalidMessage: invalidMessage, Permits: permits,
-		// Kueue admission is not built: a job queued for Kueue runs as under
-		// upstream's operator without its JOB_MGR service.
-		SuspendHonored: job.Labels[KueueQueueLabel] == "",
+		// A job labelled for Kueue: Kueue's admission decides where Kueue
+		// is served; elsewhere it runs as under upstream's operator without
+		// its JOB_MGR service, which ignores spec.suspend.
+		SuspendHonored: lmeval.QueueName(job) == "",
+		Queue:          queue,
 		Now:            r.now(),
 	})
 	if plan.DeletePod && pod != nil {
@@ -126,7 +137,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if plan.Create {
-		if err := r.create(ctx, job, s, permits); err != nil {
+		place, err := r.placement(ctx, queue)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.create(ctx, job, s, permits, place); err != nil {
 			var taken *nameTaken
 			if !errors.As(err, &taken) {
 				return ctrl.Result{}, err
@@ -147,6 +162,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	for _, e := range plan.Events {
 		r.Recorder.Event(job, e.Type, e.Reason, e.Message)
+	}
+	if err := r.finishWorkload(ctx, job, queue, wl); err != nil {
+		return ctrl.Result{}, err
 	}
 	if invalidReason == lmeval.ReasonInvalidOperatorSettings {
 		// The settings ConfigMaps are not watched yet: look again.
@@ -192,12 +210,12 @@ func (e *nameTaken) Error() string {
 }
 
 // create renders the job's chart and creates its objects, owned by the job.
-func (r *Reconciler) create(ctx context.Context, job *lmv1alpha1.LMEvalJob, s lmeval.Settings, p lmeval.Permits) error {
+func (r *Reconciler) create(ctx context.Context, job *lmv1alpha1.LMEvalJob, s lmeval.Settings, p lmeval.Permits, place *lmeval.Placement) error {
 	ca, err := r.caBundle(ctx, job)
 	if err != nil {
 		return err
 	}
-	vals, err := lmeval.Values(job, s, p, PodCacheLabels, ca)
+	vals, err := lmeval.Values(job, s, p, PodCacheLabels, ca, place)
 	if err != nil {
 		return err
 	}
