@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make demo: the local cluster (built on first use: API server, controllers,
 # scheduler, simulated nodes), the CRDs, the operator and the samples. Shows
-# every sample reaching phase Ready with its pods, then edits a ConfigMap a
-# sample reads and shows the new ReplicaSet replacing the pods. Waits for
+# every sample reaching phase Ready with its pods (the LMEvalJob Complete),
+# then edits a ConfigMap a sample reads and shows the new ReplicaSet
+# replacing the pods. Waits for
 # Ctrl-C; DEMO_EXIT=1 exits after the rollout (for scripts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -98,6 +99,12 @@ kubectl get ogxserver -n demo -o custom-columns='NAME:.metadata.name,READY:.stat
 echo
 kubectl get trustyaiservice -n demo
 kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,PVC:.status.conditions[?(@.type=="PVCAvailable")].reason,TLS:.status.conditions[?(@.type=="TLSAvailable")].message'
+
+echo
+echo "== the LMEvalJob sample (simulated: kwok ends its pod after a second; no evaluation runs here)"
+kubectl wait -n demo lmevaljob/evaljob-sample --for=jsonpath='{.status.state}'=Complete --timeout=60s >/dev/null \
+  || { echo "the LMEvalJob did not complete:"; kubectl get -n demo lmevaljob/evaljob-sample -o jsonpath='{.status}{"\n"}'; exit 1; }
+kubectl get lmevaljob -n demo -o custom-columns='NAME:.metadata.name,STATE:.status.state,REASON:.status.reason,MESSAGE:.status.message,POD:.status.podName,VALID:.status.conditions[?(@.type=="Valid")].status'
 
 echo
 echo "== a content change of ConfigMap llama-run-config (read by llama-user-config) rolls its pods"

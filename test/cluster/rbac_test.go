@@ -22,8 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
@@ -285,7 +288,7 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 // ServiceAccount.
 func installBindingPolicy(t *testing.T, ctx context.Context) {
 	t.Helper()
-	for _, file := range []string{"trustyai_proxy_bindings.yaml", "anyuid_bindings.yaml"} {
+	for _, file := range []string{"trustyai_proxy_bindings.yaml", "anyuid_bindings.yaml", "lmevaljob_driver_roles.yaml"} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "config", "policy", file))
 		if err != nil {
 			t.Fatal(err)
@@ -410,6 +413,86 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	refused("point its anyuid binding at another ServiceAccount", op.Update(ctx, hijack))
 	if err := op.Delete(ctx, ownRB); err != nil {
 		t.Fatalf("deleting its own anyuid binding: %v", err)
+	}
+
+	// Roles and their bindings: only an LMEvalJob driver's, as the chart
+	// renders them (get and patch of one job's status, bound to the
+	// ServiceAccount of the same name).
+	role, rb := driverRBAC(t, "default", "evaljob")
+	env.Eventually(t, "the policy refuses a Role beyond a driver's", func() error {
+		grab := role.DeepCopy()
+		grab.Rules = append(grab.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}})
+		if err := op.Create(ctx, grab); err == nil {
+			_ = k8s.Delete(ctx, grab)
+			return fmt.Errorf("allowed")
+		}
+		return nil
+	})
+	renamed := role.DeepCopy()
+	renamed.Name = "grab"
+	refused("a driver's Role under another name", op.Create(ctx, renamed))
+	every := role.DeepCopy()
+	every.Rules[0].ResourceNames = nil
+	refused("a driver's Role over every job", op.Create(ctx, every))
+	create := role.DeepCopy()
+	create.Rules[0].Verbs = append(create.Rules[0].Verbs, "update")
+	refused("a driver's Role with another verb", op.Create(ctx, create))
+	if err := op.Create(ctx, role); err != nil {
+		t.Fatalf("the driver's Role the chart renders: %v", err)
+	}
+	other := rb.DeepCopy()
+	other.Subjects[0].Name = "default"
+	refused("bind a driver's Role to another ServiceAccount", op.Create(ctx, other))
+	manager := rb.DeepCopy()
+	manager.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "rbac-test-manager-role"}
+	refused("bind its own ClusterRole under a driver's name", op.Create(ctx, manager))
+	if err := op.Create(ctx, rb); err != nil {
+		t.Fatalf("the driver's RoleBinding the chart renders: %v", err)
+	}
+	hijackRB := rb.DeepCopy()
+	require(t, k8s.Get(ctx, client.ObjectKeyFromObject(hijackRB), hijackRB))
+	hijackRB.Subjects[0].Name = "default"
+	refused("point a driver's binding at another ServiceAccount", op.Update(ctx, hijackRB))
+	for _, o := range []client.Object{rb, role} {
+		if err := op.Delete(ctx, o); err != nil {
+			t.Fatalf("deleting a driver's %T: %v", o, err)
+		}
+	}
+}
+
+// driverRBAC is the Role and RoleBinding the lmeval-job chart renders for
+// a job.
+func driverRBAC(t *testing.T, ns, name string) (*rbacv1.Role, *rbacv1.RoleBinding) {
+	t.Helper()
+	job := framework.LMEvalJob(ns, name)
+	s, err := lmeval.ParseSettings(nil, nil, nil, nil, "quay.io/ai-stack-operator/ai-stack-operator:test")
+	require(t, err)
+	vals, err := lmeval.Values(job, s, lmeval.PermitsFor(&job.Spec, s), map[string]string{"ai-stack-operator.io/managed": "true"}, "", nil)
+	require(t, err)
+	c, err := charts.Load(lmeval.Chart)
+	require(t, err)
+	out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: name, Namespace: ns})
+	require(t, err)
+	role, rb := &rbacv1.Role{}, &rbacv1.RoleBinding{}
+	for _, doc := range strings.Split(out, "\n---") {
+		switch {
+		case strings.Contains(doc, "\nkind: Role\n"):
+			require(t, yaml.Unmarshal([]byte(doc), role))
+		case strings.Contains(doc, "\nkind: RoleBinding\n"):
+			require(t, yaml.Unmarshal([]byte(doc), rb))
+		}
+	}
+	if role.Name == "" || rb.Name == "" {
+		t.Fatalf("the chart rendered no driver Role or RoleBinding:\n%s", out)
+	}
+	role.Namespace, rb.Namespace = ns, ns
+	return role, rb
+}
+
+func require(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
