@@ -575,7 +575,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	for _, s := range ip.Status.Plan {
 		kinds[s.Resource.Kind]++
 	}
-	if kinds["CustomResourceDefinition"] != 3 || kinds["ClusterServiceVersion"] != 1 {
+	if kinds["CustomResourceDefinition"] != 4 || kinds["ClusterServiceVersion"] != 1 {
 		t.Errorf("the InstallPlan's steps: %v", kinds)
 	}
 
@@ -639,8 +639,8 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 			}
 		}
 	}
-	if owned != 3 {
-		t.Errorf("%d of the CSV's CRDs installed, want 3", owned)
+	if owned != 4 {
+		t.Errorf("%d of the CSV's CRDs installed, want 4 (LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob)", owned)
 	}
 	if ch, err := packageChannel(ctx); err != nil || !strings.Contains(ch, "stable:"+second) {
 		t.Errorf("the package after the upgrade: %s (%v)", ch, err)
