@@ -248,6 +248,37 @@ func (e *Env) WaitOGX(t testing.TB, ns, name string, phase ogxv1beta1.OGXServerP
 	return cr
 }
 
+// UpstreamLMEvalJobSample is the first LMEvalJob of upstream
+// trustyai-service-operator's controllers/job_mgr/README.md (11c335b),
+// unchanged: queued in Kueue's user-queue, suspend true, generateName in
+// namespace default.
+const UpstreamLMEvalJobSample = `apiVersion: trustyai.opendatahub.io/v1alpha1
+kind: LMEvalJob
+metadata:
+  labels:
+    app.kubernetes.io/name: fms-lm-eval-service
+    app.kubernetes.io/managed-by: kustomize
+    kueue.x-k8s.io/queue-name: user-queue
+  generateName: evaljob-sample-
+  namespace: default
+spec:
+  pod:
+    container:
+      resources:
+        requests:
+          cpu: 2
+  suspend: true
+  model: hf
+  modelArgs:
+  - name: pretrained
+    value: EleutherAI/pythia-70m
+  taskList:
+    taskNames:
+    - unfair_tos
+  logSamples: true
+  limit: "5"
+`
+
 // LMEvalJob is upstream's LMEvalJob example (controllers/job_mgr/README.md,
 // sample 1) as a cluster without Kueue runs it: pythia-70m on unfair_tos,
 // 5 samples.

@@ -29,34 +29,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
-// upstreamSample is the first LMEvalJob of upstream's controllers/job_mgr/
-// README.md (its only examples), unchanged but for the namespace.
-const upstreamSample = `apiVersion: trustyai.opendatahub.io/v1alpha1
-kind: LMEvalJob
-metadata:
-  labels:
-    app.kubernetes.io/name: fms-lm-eval-service
-    app.kubernetes.io/managed-by: kustomize
-    kueue.x-k8s.io/queue-name: user-queue
-  generateName: evaljob-sample-
-  namespace: default
-spec:
-  pod:
-    container:
-      resources:
-        requests:
-          cpu: 2
-  suspend: true
-  model: hf
-  modelArgs:
-  - name: pretrained
-    value: EleutherAI/pythia-70m
-  taskList:
-    taskNames:
-    - unfair_tos
-  logSamples: true
-  limit: "5"
-`
 
 // lmevalOperator runs a manager that serves LMEvalJob alone (the suite's
 // manager serves the release kinds).
@@ -71,7 +43,7 @@ func lmevalOperator(t *testing.T) {
 func sampleJob(t *testing.T, ns string) *lmv1alpha1.LMEvalJob {
 	t.Helper()
 	job := &lmv1alpha1.LMEvalJob{}
-	require.NoError(t, yaml.UnmarshalStrict([]byte(upstreamSample), job))
+	require.NoError(t, yaml.UnmarshalStrict([]byte(framework.UpstreamLMEvalJobSample), job))
 	job.Namespace = ns
 	require.NoError(t, k8s.Create(context.Background(), job))
 	return job
@@ -239,7 +211,7 @@ func TestLMEvalJobSuspendAndResume(t *testing.T) {
 	lmevalOperator(t)
 	ns := env.NewNamespace(t, "lmeval-suspend")
 	job := &lmv1alpha1.LMEvalJob{}
-	require.NoError(t, yaml.UnmarshalStrict([]byte(upstreamSample), job))
+	require.NoError(t, yaml.UnmarshalStrict([]byte(framework.UpstreamLMEvalJobSample), job))
 	job.Namespace, job.Labels = ns, nil // not queued for Kueue: suspend is honoured
 	require.NoError(t, k8s.Create(context.Background(), job))
 	waitJob(t, ns, job.Name, "Suspended", inState(lmv1alpha1.JobStateSuspended, ""))
@@ -276,7 +248,7 @@ func TestLMEvalJobDeleteDropsUpstreamsFinalizer(t *testing.T) {
 	lmevalOperator(t)
 	ns := env.NewNamespace(t, "lmeval-delete")
 	job := &lmv1alpha1.LMEvalJob{}
-	require.NoError(t, yaml.UnmarshalStrict([]byte(upstreamSample), job))
+	require.NoError(t, yaml.UnmarshalStrict([]byte(framework.UpstreamLMEvalJobSample), job))
 	job.Namespace, job.Finalizers = ns, []string{"trustyai.opendatahub.io/lmes-finalizer"}
 	require.NoError(t, k8s.Create(context.Background(), job))
 	waitJob(t, ns, job.Name, "Scheduled", inState(lmv1alpha1.JobStateScheduled, ""))

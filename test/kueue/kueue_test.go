@@ -95,48 +95,20 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// upstreamSample is upstream's Kueue example (trustyai-service-operator
-// 11c335b, controllers/job_mgr/README.md, sample 1) with a name instead of
-// generateName: queued in user-queue, suspend true until Kueue admits it.
-const upstreamSample = `
-apiVersion: trustyai.opendatahub.io/v1alpha1
-kind: LMEvalJob
-metadata:
-  labels:
-    app.kubernetes.io/name: fms-lm-eval-service
-    app.kubernetes.io/managed-by: kustomize
-    kueue.x-k8s.io/queue-name: user-queue
-  name: evaljob-sample
-spec:
-  pod:
-    container:
-      resources:
-        requests:
-          cpu: 2
-  suspend: true
-  model: hf
-  modelArgs:
-  - name: pretrained
-    value: EleutherAI/pythia-70m
-  taskList:
-    taskNames:
-    - unfair_tos
-  logSamples: true
-  limit: "5"
-`
 
 func createJob(t *testing.T, ns string, labels map[string]string) *lmv1alpha1.LMEvalJob {
 	return createJobWith(t, ns, "", labels)
 }
 
-// createJobWith creates upstream's example named name ("": its own name).
+// createJobWith creates upstream's Kueue example (framework.UpstreamLMEvalJobSample)
+// named name ("": evaljob-sample, its generateName's stem).
 func createJobWith(t *testing.T, ns, name string, labels map[string]string) *lmv1alpha1.LMEvalJob {
 	t.Helper()
 	job := &lmv1alpha1.LMEvalJob{}
-	require.NoError(t, yaml.UnmarshalStrict([]byte(upstreamSample), job))
-	job.Namespace = ns
-	if name != "" {
-		job.Name = name
+	require.NoError(t, yaml.UnmarshalStrict([]byte(framework.UpstreamLMEvalJobSample), job))
+	job.Namespace, job.GenerateName, job.Name = ns, "", name
+	if name == "" {
+		job.Name = "evaljob-sample"
 	}
 	for k, v := range labels {
 		job.Labels[k] = v
