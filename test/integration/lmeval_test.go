@@ -29,7 +29,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
-
 // lmevalOperator runs a manager that serves LMEvalJob alone (the suite's
 // manager serves the release kinds).
 func lmevalOperator(t *testing.T) {

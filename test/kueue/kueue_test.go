@@ -95,7 +95,6 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-
 func createJob(t *testing.T, ns string, labels map[string]string) *lmv1alpha1.LMEvalJob {
 	return createJobWith(t, ns, "", labels)
 }
