@@ -107,7 +107,7 @@ test-integration: tools build ## Envtest integration (the real manager against a
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/... ./test/kueue/...
 
 .PHONY: test-kueue
-test-kueue: tools build ## test/kueue under Kueue's own controller manager (v0.17.0, built into bin/kueue by hack/tools.sh kueue-manager: about 10 minutes the first time): admission, quota, placement, deactivation, Finished. Writes Kueue's fixed metrics certificate folder, /etc/kueue/metrics/certs, when empty.
+test-kueue: tools build ## test/kueue under Kueue's own controller manager (v0.17.0, built into bin/kueue by hack/tools.sh kueue-manager: 345 s on 2 cores the first time, its modules downloaded): admission, quota, placement, deactivation, Finished. Writes Kueue's fixed metrics certificate folder, /etc/kueue/metrics/certs, when empty.
 	hack/tools.sh kueue-manager
 	KUEUE_BINARY=$(BIN)/kueue/kueue KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -tags realkueue -count=1 -v ./test/kueue/...
 

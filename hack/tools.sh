@@ -92,7 +92,7 @@ olm_tools() {
 # Kueue v0.17.0 (hack/tools/kueue). Its CRDs, copied from the module's
 # source (nothing built), for test/kueue, which make test runs: LMEvalJobs
 # through Kueue's real Workload schema. Its controller manager (cmd/kueue,
-# about 10 minutes to build the first time), only for make test-kueue.
+# 345 s to build on 2 cores the first time), only for make test-kueue.
 kueue_crds() {
   local dir
   dir=$(cd "$root/hack/tools/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
