@@ -40,8 +40,12 @@ pids+=($!)
 echo "== applying config/samples"
 kubectl create namespace demo >/dev/null
 kubectl apply -n demo -k config/samples
+# Reconciled once: status.observedGeneration, or (OGXServer, whose status
+# is upstream's and has none) its Reconciled condition's.
 for cr in $(kubectl get llsd,ogxserver,trustyaiservice -n demo -o name); do
-  kubectl wait -n demo "$cr" --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s >/dev/null \
+  path='{.status.observedGeneration}'
+  [[ $cr == ogxserver* ]] && path='{.status.conditions[?(@.type=="Reconciled")].observedGeneration}'
+  kubectl wait -n demo "$cr" --for=jsonpath="$path"=1 --timeout=60s >/dev/null \
     || { echo "the operator did not reconcile $cr; its log:"; tail -50 "$demo/manager.log"; exit 1; }
 done
 
