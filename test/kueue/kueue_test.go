@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -427,3 +428,39 @@ func TestPriorityClassMissingAndUnqueuedJobs(t *testing.T) {
 var regexpInsufficient = regexp.MustCompile(`insufficient unused quota for cpu`)
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// A Workload of the job's name that is not the job's (the name is Kueue's
+// for the job, so only someone writing it on purpose makes one) is never
+// taken over: the job says so and waits.
+func TestAnotherWorkloadOfTheJobsNameIsNamed(t *testing.T) {
+	ns := env.NewNamespace(t, "kueue-taken")
+	// A missing priority class holds the job's Workload back meanwhile.
+	job := createJob(t, ns, map[string]string{lmeval.KueuePriorityLabel: "later"})
+	admittedCondition(t, job, metav1.ConditionFalse, "WorkloadNotCreated")
+	foreign := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"queueName": "user-queue",
+		"podSets": []any{map[string]any{"name": "main", "count": int64(1), "template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "c", "image": "someone/else"}}}}}},
+	}}}
+	foreign.SetGroupVersionKind(lmeval.WorkloadGVK)
+	foreign.SetNamespace(ns)
+	foreign.SetName(lmeval.WorkloadName(job.Name, string(job.UID)))
+	require.NoError(t, k8s.Create(context.Background(), foreign))
+	wpc := &unstructured.Unstructured{Object: map[string]any{"value": int64(1)}}
+	wpc.SetGroupVersionKind(lmeval.WorkloadPriorityClassGVK)
+	wpc.SetName("later")
+	require.NoError(t, client.IgnoreAlreadyExists(k8s.Create(context.Background(), wpc)))
+	env.Update(t, job, func() { job.Annotations = map[string]string{"touched": "yes"} }) // a reconcile now
+	env.Eventually(t, "the foreign Workload named", func() error {
+		c := admittedCondition(t, job, metav1.ConditionFalse, "WorkloadNotCreated")
+		if !strings.Contains(c.Message, "is not this job's") {
+			return errorf("message %q", c.Message)
+		}
+		return nil
+	})
+	noPod(t, job)
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(lmeval.WorkloadGVK)
+	require.NoError(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(foreign), got))
+	assert.Empty(t, got.GetOwnerReferences(), "not taken over")
+}

@@ -99,7 +99,7 @@ func (r *Reconciler) queue(ctx context.Context, job *lmv1alpha1.LMEvalJob) (*lme
 	case err != nil:
 		return nil, nil, err
 	case !metav1.IsControlledBy(wl, job):
-		return nil, nil, fmt.Errorf("the Workload %s is not this job's", wl.GetName())
+		return &lmeval.Queue{Name: name, Problem: notOurs(wl.GetName())}, nil, nil
 	}
 	a, err := lmeval.ObserveWorkload(wl)
 	if err != nil {
@@ -173,12 +173,24 @@ func (r *Reconciler) syncWorkload(ctx context.Context, job *lmv1alpha1.LMEvalJob
 			return nil, nil, err
 		}
 		u.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(job, lmv1alpha1.GroupVersion.WithKind(lmv1alpha1.Kind))})
-		if err := r.Client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
-			if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
-				// Kueue's validation or a policy refused it: say so on the job.
-				q.Problem = fmt.Sprintf("Kueue refused the job's Workload: %v", err)
-				return q, nil, nil
+		err = r.Client.Create(ctx, u)
+		switch {
+		case err == nil:
+		case apierrors.IsAlreadyExists(err):
+			// Ours, not in the cache yet; or another's of that name (the
+			// cache holds only the operator's).
+			existing := &metav1.PartialObjectMetadata{}
+			existing.SetGroupVersionKind(u.GroupVersionKind())
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(u), existing); err != nil {
+				return nil, nil, client.IgnoreNotFound(err)
 			}
+			if !metav1.IsControlledBy(existing, job) {
+				q.Problem = notOurs(u.GetName())
+			}
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
+			// Kueue's validation or a policy refused it: say so on the job.
+			q.Problem = fmt.Sprintf("Kueue refused the job's Workload: %v", err)
+		default:
 			return nil, nil, fmt.Errorf("create the Workload of LMEvalJob %s/%s: %w", job.Namespace, job.Name, err)
 		}
 		return q, nil, nil
@@ -197,6 +209,11 @@ func (r *Reconciler) syncWorkload(ctx context.Context, job *lmv1alpha1.LMEvalJob
 		}
 	}
 	return q, wl, nil
+}
+
+// notOurs is the problem of a Workload of the job's name that is not its.
+func notOurs(name string) string {
+	return fmt.Sprintf("a Workload named %s exists and is not this job's: delete it, and the job's own is made", name)
 }
 
 // priority is the job's WorkloadPriorityClass (KueuePriorityLabel), or a
