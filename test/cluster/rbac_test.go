@@ -506,7 +506,7 @@ func require(t *testing.T, err error) {
 // admin could not create these CRs until a cluster admin wrote roles.)
 func TestNamespaceUsersManageTheCRs(t *testing.T) {
 	ctx := context.Background()
-	for _, file := range []string{"llamastackdistribution_editor_role.yaml", "llamastackdistribution_viewer_role.yaml", "trustyaiservice_editor_role.yaml", "trustyaiservice_viewer_role.yaml"} {
+	for _, file := range []string{"llamastackdistribution_editor_role.yaml", "llamastackdistribution_viewer_role.yaml", "trustyaiservice_editor_role.yaml", "trustyaiservice_viewer_role.yaml", "lmevaljob_editor_role.yaml", "lmevaljob_viewer_role.yaml"} {
 		role := clusterRole(t, file)
 		role.Name = "ai-stack-operator-" + role.Name
 		if err := k8s.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -534,7 +534,7 @@ func TestNamespaceUsersManageTheCRs(t *testing.T) {
 		return c
 	}
 	editor, viewer := as("alice", "edit"), as("bob", "view")
-	crs := []client.Object{framework.LLSD(ns.Name, "by-alice"), framework.TASDatabase(ns.Name, "by-alice")}
+	crs := []client.Object{framework.LLSD(ns.Name, "by-alice"), framework.TASDatabase(ns.Name, "by-alice"), framework.LMEvalJob(ns.Name, "by-alice")}
 	for _, cr := range crs {
 		// The aggregation controller adds the rules to edit within moments.
 		env.Eventually(t, fmt.Sprintf("%T created by a namespace editor", cr), func() error {
