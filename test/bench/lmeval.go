@@ -70,11 +70,7 @@ func runJobs(o options) error {
 	if err := completeJobs(ctx, c, []string{warm.Name}); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	w0, err := writes(metricsURL)
-	if err != nil {
-		return err
-	}
-	r0, err := requests(metricsURL, "GET")
+	w0, r0, err := writesAndReads(metricsURL)
 	if err != nil {
 		return err
 	}
@@ -91,21 +87,13 @@ func runJobs(o options) error {
 	}
 	took := time.Since(start)
 	time.Sleep(5 * time.Second) // the last status writes and events
-	w1, err := writes(metricsURL)
-	if err != nil {
-		return err
-	}
-	r1, err := requests(metricsURL, "GET")
+	w1, r1, err := writesAndReads(metricsURL)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "bench: %d jobs Complete in %s; idling %s\n", o.crs, took.Round(time.Millisecond), o.idle)
 	time.Sleep(o.idle)
-	w2, err := writes(metricsURL)
-	if err != nil {
-		return err
-	}
-	r2, err := requests(metricsURL, "GET")
+	w2, r2, err := writesAndReads(metricsURL)
 	if err != nil {
 		return err
 	}
@@ -158,4 +146,14 @@ func completeJobs(ctx context.Context, c client.Client, names []string) error {
 			return nil
 		})
 	})
+}
+
+// writesAndReads are the operator's writes and GETs so far (its metrics).
+func writesAndReads(metricsURL string) (int, int, error) {
+	w, err := writes(metricsURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := requests(metricsURL, "GET")
+	return w, r, err
 }
