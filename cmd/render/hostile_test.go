@@ -20,6 +20,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
@@ -374,6 +375,15 @@ func TestHostileStrings(t *testing.T) {
 			"spec.pod.container.env.[].value", "spec.outputs.pvcName", "spec.outputs.oci.repository",
 			"spec.offline.storage.s3.path", "spec.pod.sideCars.[].image",
 		},
+	}, {
+		name: "NemoGuardrails", chart: "nemo-guardrails",
+		spec: reflect.TypeOf(nemov1alpha1.NemoGuardrailsSpec{}),
+		base: nemoBase, benign: nemoBenign, minLeaves: 90,
+		siblings: func(map[string]any, leaf) {},
+		must: []string{
+			"spec.nemoConfigs.[].name", "spec.nemoConfigs.[].configMaps.[]", "spec.env.[].value", "spec.env.[].name",
+			"spec.caBundleConfig.configMapName", "spec.template.pod.nodeSelector.{}(key)", "spec.template.pod.tolerations.[].key",
+		},
 	}} {
 		t.Run(k.name, func(t *testing.T) { hostileStrings(t, k) })
 	}
@@ -600,3 +610,16 @@ func hostileStrings(t *testing.T, k hostileKind) {
 		t.Errorf("only %d of %d leaves render with an ordinary value", rendered, len(all))
 	}
 }
+
+// nemoBase is a server of one configuration, with auth.
+func nemoBase() map[string]any {
+	return map[string]any{
+		"apiVersion": "trustyai.opendatahub.io/v1alpha1", "kind": "NemoGuardrails",
+		"metadata": map[string]any{"name": "target", "namespace": "tenant", "annotations": map[string]any{"security.opendatahub.io/enable-auth": "true"}},
+		"spec": map[string]any{
+			"nemoConfigs": []any{map[string]any{"name": "safety", "configMaps": []any{"nemo-config"}}},
+		},
+	}
+}
+
+func nemoBenign(l leaf) []any { return typedBenign(l, "x", "1Gi") }

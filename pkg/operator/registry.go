@@ -11,10 +11,12 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	trustyv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/nemoguardrails"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
@@ -56,6 +58,13 @@ var registry = []entry{
 		meta: trustyai.Meta,
 		new: func(d Deps) release.Registered {
 			return release.Register[*trustyv1.TrustyAIService, *trustyai.Inputs](&trustyai.Kind{Deps: d})
+		},
+	},
+	{
+		addToScheme: nemov1alpha1.AddToScheme,
+		meta:        nemoguardrails.Meta,
+		new: func(d Deps) release.Registered {
+			return release.Register[*nemov1alpha1.NemoGuardrails, *nemoguardrails.Inputs](&nemoguardrails.Kind{Deps: d})
 		},
 	},
 }

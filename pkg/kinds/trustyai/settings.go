@@ -165,3 +165,14 @@ func upstreamImage(upstream map[string]string, key, def string) string {
 func upstreamServerless(upstream map[string]string) bool {
 	return upstream[KeyServerless] == "enabled"
 }
+
+// IngressSettings reads trustyai-ingress-domain and trustyai-ingress-class,
+// which the Ingresses of every TrustyAI kind follow (NemoGuardrails' too):
+// "" for either when unset.
+func IngressSettings(data map[string]string) (domain, class string, err error) {
+	if domain, err = ingressDomain(data); err != nil {
+		return "", "", err
+	}
+	class, err = ingressClass(data)
+	return domain, class, err
+}

@@ -1,0 +1,347 @@
+package nemoguardrails
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/proxybinding"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+)
+
+// Kind is NemoGuardrails for the release reconciler.
+type Kind struct {
+	release.Deps
+}
+
+var (
+	_ release.Kind[*nemov1alpha1.NemoGuardrails, *Inputs]     = (*Kind)(nil)
+	_ release.Preparer[*nemov1alpha1.NemoGuardrails, *Inputs] = (*Kind)(nil)
+	_ release.Finisher[*nemov1alpha1.NemoGuardrails, *Inputs] = (*Kind)(nil)
+	_ release.ConfigMapReader[*nemov1alpha1.NemoGuardrails]   = (*Kind)(nil)
+	_ release.Offline[*nemov1alpha1.NemoGuardrails, *Inputs]  = (*Kind)(nil)
+	_ release.Rechecker[*nemov1alpha1.NemoGuardrails]         = (*Kind)(nil)
+)
+
+// Meta implements release.Kind.
+func (*Kind) Meta() release.Meta { return Meta() }
+
+// Meta describes NemoGuardrails to the reconciler. Routes and cert-manager's
+// objects are optional APIs and not watched; drift on them is repaired on
+// the next reconcile.
+func Meta() release.Meta {
+	return release.Meta{
+		GVK:               nemov1alpha1.GroupVersion.WithKind(nemov1alpha1.Kind),
+		NewObject:         func() client.Object { return &nemov1alpha1.NemoGuardrails{} },
+		NewList:           func() client.ObjectList { return &nemov1alpha1.NemoGuardrailsList{} },
+		ReleasePrefix:     ReleasePrefix,
+		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &networkingv1.Ingress{}},
+		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate},
+		WarningConditions: []string{status.TypeTrustReady, TypeMCPGatewayConfigured},
+	}
+}
+
+// Inputs are what Gather reads for one CR.
+type Inputs struct {
+	values valuesInputs
+	// trust is the outcome of the CA sources; zero offline.
+	trust trust.Outcome
+	// stored is the merged bundle ConfigMap as it is now, nil when absent.
+	stored *cabundle.Stored
+	// binding is the operator's proxy binding as Gather read it (auth
+	// only); bindingConflict stops the CR before anything is applied.
+	binding         *rbacv1.ClusterRoleBinding
+	bindingConflict error
+}
+
+// bundle is the I/O of the CR's merged CA bundle.
+func (k *Kind) bundle() cabundle.Store {
+	return k.Bundle(nemov1alpha1.GroupVersion.WithKind(nemov1alpha1.Kind))
+}
+
+// settings reads the operator's settings and upstream's ConfigMap.
+func (k *Kind) settings(ctx context.Context) (Settings, error) {
+	data, err := k.SettingsData(ctx)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read operator settings: %w", err)
+	}
+	upstream, err := k.OperatorConfigMapData(ctx, trustyai.UpstreamConfigMap)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyai.UpstreamConfigMap, err)
+	}
+	return ParseSettings(k.Env(), data, upstream)
+}
+
+func clusterOf(caps release.Capabilities) cluster {
+	return cluster{Route: caps.Has(platform.Route), OpenShift: caps.Has(platform.SCC), CertManager: caps.Has(platform.Certificate)}
+}
+
+// Gather implements release.Kind: the settings, the platform, the
+// configurations' ConfigMaps (hashed; a missing one stops the CR with the
+// field to fix), the CA sources and, with auth, the proxy binding.
+// Read-only.
+func (k *Kind) Gather(ctx context.Context, cr *nemov1alpha1.NemoGuardrails) (*Inputs, error) {
+	s, err := k.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := k.Capabilities()
+	if err != nil {
+		return nil, err
+	}
+	in := &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
+	if in.values.ConfigHash, err = k.configHash(ctx, cr); err != nil {
+		return nil, err
+	}
+
+	b := k.bundle()
+	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
+	if err != nil {
+		return nil, err
+	}
+	in.stored = stored
+	if in.trust, err = b.Resolve(ctx, trustRequest(cr, in.values, stored, conflict)); err != nil {
+		return nil, err
+	}
+	if in.trust.Reason == trust.ReasonNameConflict {
+		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
+	}
+	if hash := in.trust.MountHash(); hash != "" {
+		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), hash
+	}
+	{
+		// Read without auth too: a binding left from when auth was on goes.
+		in.binding, err = proxybinding.Read(ctx, k.APIReader, binding(cr))
+		var failure *status.Failure
+		switch {
+		case errors.As(err, &failure):
+			if authRequired(cr) {
+				in.bindingConflict = failure
+			}
+		case err != nil:
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// configHash reads the configurations' ConfigMaps and hashes their names and
+// contents in spec order.
+func (k *Kind) configHash(ctx context.Context, cr *nemov1alpha1.NemoGuardrails) (string, error) {
+	if err := checkConfigs(cr.Spec.NemoConfigs); err != nil {
+		return "", err // Values says it
+	}
+	h := sha256.New()
+	for i, c := range cr.Spec.NemoConfigs {
+		for j, name := range c.ConfigMaps {
+			cm, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, name, &corev1.ConfigMap{})
+			if err != nil {
+				return "", fmt.Errorf("read ConfigMap %s: %w", name, err)
+			}
+			if cm == nil {
+				return "", &status.Failure{Reason: "ConfigMapNotFound", Field: fmt.Sprintf("spec.nemoConfigs[%d].configMaps[%d]", i, j), Message: fmt.Sprintf("ConfigMap %s/%s does not exist; create it with the files of configuration %q (config.yaml, rails.co, actions.py, ...) or correct the name", cr.Namespace, name, c.Name)}
+			}
+			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", c.Name, name, trust.ContentHash(cm.Data, cm.BinaryData))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// trustRequest: the user's caBundleConfig, Open Data Hub's bundle, on
+// OpenShift the service CA injected into <name>-ca-bundle, and the public
+// roots (the bundle replaces /etc/ssl/certs).
+func trustRequest(cr *nemov1alpha1.NemoGuardrails, v valuesInputs, stored *cabundle.Stored, conflict error) trust.Request {
+	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict,
+		CrossNamespace: v.Settings.CrossNamespaceCABundles, CrossNamespaceSetting: KeyCrossNamespaceCABundles}
+	if c := cr.Spec.CABundleConfig; c != nil {
+		req.Explicit = &trust.Reference{Field: "spec.caBundleConfig", Namespace: c.ConfigMapNamespace, Name: c.ConfigMapName, Keys: c.ConfigMapKeys}
+	}
+	if v.Platform.OpenShift {
+		req.Injected = []string{serviceCAName(cr.Name)}
+	}
+	if stored != nil {
+		req.LastGood = stored.Hash
+	}
+	return req
+}
+
+// OfflineInputs implements release.Offline: the default images, the
+// settings render was given, no CA bundle, no ConfigMap read.
+func (k *Kind) OfflineInputs(_ *nemov1alpha1.NemoGuardrails, caps release.Capabilities) (*Inputs, error) {
+	data, _ := k.SettingsData(context.Background())
+	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyai.UpstreamConfigMap)
+	s, err := ParseSettings(k.Env(), data, upstream)
+	if err != nil {
+		return nil, err
+	}
+	return &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}, nil
+}
+
+// Values implements release.Kind.
+func (k *Kind) Values(cr *nemov1alpha1.NemoGuardrails, in *Inputs) (map[string]any, error) {
+	v, err := translate(cr, in.values)
+	if err != nil {
+		return nil, err
+	}
+	return release.Values(v)
+}
+
+// Conditions implements release.Kind.
+func (*Kind) Conditions(cr *nemov1alpha1.NemoGuardrails) []metav1.Condition {
+	return cr.Status.Conditions
+}
+
+// Prepare implements release.Preparer: the merged CA bundle, which the
+// chart mounts, before the chart is applied; a proxy binding of the CR's
+// name that is not the operator's stops the CR first.
+func (k *Kind) Prepare(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *Inputs) error {
+	if in.bindingConflict != nil {
+		return in.bindingConflict
+	}
+	return k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app": cr.Name, "app.kubernetes.io/component": "ca-bundle"}, in.trust, in.stored)
+}
+
+// Finish implements release.Finisher: with auth, the proxy's
+// ClusterRoleBinding, once the release's objects (its ServiceAccount among
+// them) passed the gate; without, none.
+func (k *Kind) Finish(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *Inputs) (any, error) {
+	if !authRequired(cr) {
+		if in.binding == nil {
+			return nil, nil
+		}
+		return nil, proxybinding.Delete(ctx, k.APIReader, k.Client, binding(cr))
+	}
+	return nil, proxybinding.Ensure(ctx, k.Client, binding(cr), in.binding)
+}
+
+// Cleanup implements release.Preparer.
+func (k *Kind) Cleanup(ctx context.Context, cr *nemov1alpha1.NemoGuardrails) error {
+	if err := proxybinding.Delete(ctx, k.APIReader, k.Client, binding(cr)); err != nil {
+		return err
+	}
+	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
+}
+
+// ConfigMapRefs implements release.ConfigMapReader: the configurations'
+// ConfigMaps, the user's CA ConfigMap and Open Data Hub's bundle.
+func (*Kind) ConfigMapRefs(cr *nemov1alpha1.NemoGuardrails) []string {
+	refs := []string{cr.Namespace + "/" + trust.ODHBundle}
+	for _, c := range cr.Spec.NemoConfigs {
+		for _, name := range c.ConfigMaps {
+			refs = append(refs, cr.Namespace+"/"+name)
+		}
+	}
+	if c := cr.Spec.CABundleConfig; c != nil {
+		ns := c.ConfigMapNamespace
+		if ns == "" {
+			ns = cr.Namespace
+		}
+		refs = append(refs, ns+"/"+c.ConfigMapName)
+	}
+	return refs
+}
+
+// SharedConfigMaps implements release.ConfigMapReader: the operator's
+// settings and upstream's ConfigMap.
+func (k *Kind) SharedConfigMaps() []string {
+	return k.SharedConfigMapsWith(trustyai.UpstreamConfigMap)
+}
+
+// Recheck implements release.Rechecker: Routes are not watched, so while
+// no router has admitted the CR's Route it is looked at again, first after
+// 10 s and then at intervals that grow with the time it has waited (a
+// cluster with the Route API and no router is not polled every 10 s for
+// ever), up to the reconcile period.
+func (*Kind) Recheck(cr *nemov1alpha1.NemoGuardrails) time.Duration {
+	c := meta.FindStatusCondition(cr.Status.Conditions, TypeRouteReady)
+	if c == nil || c.Status == metav1.ConditionTrue {
+		return 0
+	}
+	return routeRecheck(time.Since(c.LastTransitionTime.Time))
+}
+
+// routeRecheck is the wait after a Route has waited so long for admission:
+// 10 s, then as long as it has waited, at most 10 minutes.
+func routeRecheck(waited time.Duration) time.Duration {
+	return min(max(waited, 10*time.Second), 10*time.Minute)
+}
+
+// binding is the proxy's ClusterRoleBinding of the CR: ClusterRole
+// ai-stack-operator-trustyai-proxy (system:auth-delegator's token and access
+// reviews, which upstream binds) for ServiceAccount <name>-serviceaccount.
+func binding(cr *nemov1alpha1.NemoGuardrails) proxybinding.Binding {
+	labels := map[string]string{
+		release.LabelManaged:        "true",
+		labelOwnerNamespace:         cr.Namespace,
+		labelOwnerName:              cr.Name,
+		release.LabelOwnerKind:      nemov1alpha1.Kind,
+		release.LabelOwnerNamespace: cr.Namespace,
+		release.LabelOwnerUID:       string(cr.UID),
+	}
+	return proxybinding.Binding{
+		Want: &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: bindingName(cr.Name, cr.Namespace), Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: trustyai.ProxyClusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}},
+		},
+		Ours: func(b *rbacv1.ClusterRoleBinding) bool {
+			return b.Labels[release.LabelManaged] == "true" && b.Labels[labelOwnerNamespace] == cr.Namespace && b.Labels[labelOwnerName] == cr.Name && b.Labels[release.LabelOwnerKind] == nemov1alpha1.Kind
+		},
+		Kind:         nemov1alpha1.Kind,
+		RoleManifest: "config/rbac/trustyai_proxy_role.yaml",
+	}
+}
+
+// Labels of the proxy binding: whose it is.
+const (
+	labelOwnerNamespace = "trustyai.opendatahub.io/owner-namespace"
+	labelOwnerName      = "trustyai.opendatahub.io/owner-name"
+)
+
+// Status implements release.Kind: the Deployment through the cache, the
+// Route from the API server.
+func (k *Kind) Status(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *Inputs, obs release.Observation) error {
+	o := observed{
+		Generation: cr.Generation, Replicas: replicas(cr), Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now,
+		RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
+		MCPGateway: cr.Spec.Template != nil && cr.Spec.Template.Pod != nil && cr.Spec.Template.Pod.MCPGateway != nil,
+		UserCA:     cr.Spec.CABundleConfig != nil, Namespace: cr.Namespace, Name: cr.Name,
+	}
+	if in != nil {
+		o.Trust, o.OpenShift = in.trust, in.values.Platform.OpenShift
+	}
+	var err error
+	if name := obs.Find("Deployment"); name != "" {
+		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+	}
+	if name := obs.Find("Route"); name != "" {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(platform.Route)
+		if o.Route, err = release.GetOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
+			return err
+		}
+	}
+	cr.Status = computeStatus(cr.Status, o)
+	return nil
+}

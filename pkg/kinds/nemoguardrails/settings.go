@@ -1,0 +1,53 @@
+package nemoguardrails
+
+import (
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
+)
+
+// The keys and variables of the server's image: upstream's
+// (controllers/images/resolver.go), so that an existing operator
+// ConfigMap or OLM's RELATED_IMAGE_ carries over. kube-rbac-proxy's image
+// is TrustyAIService's (trustyai.KeyProxyImage).
+const (
+	KeyImage     = "nemo-guardrails-image"
+	EnvImage     = "RELATED_IMAGE_ODH_TRUSTYAI_NEMO_GUARDRAILS_SERVER_IMAGE"
+	DefaultImage = "quay.io/trustyai/nemo-guardrails-server:latest"
+	// KeyCrossNamespaceCABundles is the server kinds' switch ("enabled" or
+	// "disabled", the default) for CA ConfigMaps of other namespaces.
+	KeyCrossNamespaceCABundles = "cross-namespace-ca-bundles"
+)
+
+// Settings are the operator-wide settings in force for NemoGuardrails.
+type Settings struct {
+	Image, ProxyImage string
+	// ProgressDeadlineSeconds of the Deployments (the kind-neutral key).
+	ProgressDeadlineSeconds int32
+	// IngressDomain and IngressClass: TrustyAIService's Ingress settings.
+	IngressDomain, IngressClass string
+	// CrossNamespaceCABundles lets spec.caBundleConfig name another
+	// namespace (the server kinds' setting).
+	CrossNamespaceCABundles bool
+}
+
+// ParseSettings reads the settings from the environment (os.Environ form),
+// the settings ConfigMap's data and upstream's ConfigMap's data (each nil
+// when it does not exist). Images: our key, the RELATED_IMAGE_ variable,
+// upstream's key, the default (TrustyAIService's order).
+func ParseSettings(environ []string, data, upstream map[string]string) (Settings, error) {
+	s := Settings{
+		Image:      settings.Image(data, KeyImage, environ, EnvImage, settings.Image(upstream, KeyImage, nil, "", DefaultImage)),
+		ProxyImage: settings.Image(data, trustyai.KeyProxyImage, environ, trustyai.EnvProxyImage, settings.Image(upstream, trustyai.KeyProxyImage, nil, "", trustyai.DefaultProxyImage)),
+	}
+	var err error
+	if s.ProgressDeadlineSeconds, err = settings.Seconds(data, settings.KeyProgressDeadlineSeconds); err != nil {
+		return s, err
+	}
+	if s.IngressDomain, s.IngressClass, err = trustyai.IngressSettings(data); err != nil {
+		return s, err
+	}
+	if s.CrossNamespaceCABundles, err = settings.Switch(data, KeyCrossNamespaceCABundles, false); err != nil {
+		return s, err
+	}
+	return s, nil
+}
