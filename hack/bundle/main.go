@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/nemoguardrails"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
@@ -82,12 +83,13 @@ func run(o olm.Options, check bool) error {
 }
 
 // RelatedImages are the images the operator deploys: every distribution of
-// the table and TrustyAI's service and proxy, under the RELATED_IMAGE_
-// names the operator reads.
+// the table, TrustyAI's service and proxy and the NeMo Guardrails server,
+// under the RELATED_IMAGE_ names the operator reads.
 func RelatedImages() map[string]string {
 	images := map[string]string{
 		trustyai.EnvServiceImage: trustyai.DefaultServiceImage,
 		trustyai.EnvProxyImage:   trustyai.DefaultProxyImage,
+		nemoguardrails.EnvImage:  nemoguardrails.DefaultImage,
 	}
 	for name, img := range distributions.Default() {
 		images[name] = img

@@ -373,6 +373,17 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	if err := op.Delete(ctx, own); err != nil {
 		t.Fatalf("deleting its own proxy binding: %v", err)
 	}
+	// NemoGuardrails' form: nemoguardrails-proxy.<namespace>.<name> for
+	// <name>-serviceaccount, and neither form with the other's subject.
+	refused("a NemoGuardrails binding of another name", op.Create(ctx, binding("nemoguardrails-proxy.default.x", "ai-stack-operator-trustyai-proxy", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "y-serviceaccount"})))
+	refused("the TrustyAI form for a NemoGuardrails ServiceAccount", op.Create(ctx, binding("trustyai-proxy.default.nemo", "ai-stack-operator-trustyai-proxy", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "nemo-serviceaccount"})))
+	nemo := binding("nemoguardrails-proxy.default.nemo", "ai-stack-operator-trustyai-proxy", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "nemo-serviceaccount"})
+	if err := op.Create(ctx, nemo); err != nil {
+		t.Fatalf("the NemoGuardrails proxy binding the operator needs: %v", err)
+	}
+	if err := op.Delete(ctx, nemo); err != nil {
+		t.Fatalf("deleting its own NemoGuardrails proxy binding: %v", err)
+	}
 
 	// RoleBindings: only upstream's anyuid binding <name>-rb of <name>-sa
 	// (the anyuid-role-binding setting), through bind on that one role.
