@@ -123,7 +123,7 @@ func TestNemoGuardrailsLifecycle(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(env.Get(ns, "test-nemoguardrails-serviceaccount", &corev1.ServiceAccount{})))
 
 	// Auth on again, then delete: everything goes.
-	env.Update(t, got, func() { got.Annotations[nemov1alpha1.AuthAnnotation] = "TRUE" })
+	env.Update(t, got, func() { got.SetAnnotations(map[string]string{nemov1alpha1.AuthAnnotation: "TRUE"}) })
 	env.Eventually(t, "the binding is back", func() error { return env.Get("", binding.Name, &rbacv1.ClusterRoleBinding{}) })
 	require.NoError(t, k8s.Delete(context.Background(), got))
 	env.Eventually(t, "the Deployment goes with the CR", env.GoneFrom(dep))
