@@ -39,10 +39,12 @@ pids+=($!)
 
 echo "== applying config/samples"
 kubectl create namespace demo >/dev/null
+# The NemoGuardrails sample's configuration (config/samples).
+kubectl create configmap -n demo nemo-config --from-literal=config.yaml='models: []' >/dev/null
 kubectl apply -n demo -k config/samples
 # Reconciled once: status.observedGeneration, or (OGXServer, whose status
 # is upstream's and has none) its Reconciled condition's.
-for cr in $(kubectl get llsd,ogxserver,trustyaiservice -n demo -o name); do
+for cr in $(kubectl get llsd,ogxserver,trustyaiservice,nemoguardrails -n demo -o name); do
   path='{.status.observedGeneration}'
   [[ $cr == ogxserver* ]] && path='{.status.conditions[?(@.type=="Reconciled")].observedGeneration}'
   kubectl wait -n demo "$cr" --for=jsonpath="$path"=1 --timeout=60s >/dev/null \
@@ -77,7 +79,7 @@ PV
   echo "PersistentVolume demo-$pvc ($size) for claim $pvc"
 done
 
-for cr in $(kubectl get llsd,ogxserver,trustyaiservice -n demo -o name); do
+for cr in $(kubectl get llsd,ogxserver,trustyaiservice,nemoguardrails -n demo -o name); do
   kubectl wait -n demo "$cr" --for=jsonpath='{.status.phase}'=Ready --timeout=90s >/dev/null \
     || { echo "$cr is not Ready:"; kubectl get -n demo "$cr" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'; exit 1; }
 done
@@ -103,6 +105,9 @@ kubectl get ogxserver -n demo -o custom-columns='NAME:.metadata.name,READY:.stat
 echo
 kubectl get trustyaiservice -n demo
 kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,PVC:.status.conditions[?(@.type=="PVCAvailable")].reason,TLS:.status.conditions[?(@.type=="TLSAvailable")].message'
+echo
+kubectl get nemoguardrails -n demo
+kubectl get nemoguardrails -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].message,TRUST:.status.conditions[?(@.type=="TrustReady")].reason'
 
 echo
 echo "== the LMEvalJob sample (simulated: kwok ends its pod after a second; no evaluation runs here)"
