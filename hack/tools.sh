@@ -95,7 +95,11 @@ olm_tools() {
 # 345 s to build on 2 cores the first time), only for make test-kueue.
 kueue_crds() {
   local dir
+  # Nothing is built from it, so nothing else downloads it: a fresh module
+  # cache has the module's Dir empty until it is downloaded.
+  (cd "$root/hack/tools/kueue" && go mod download sigs.k8s.io/kueue)
   dir=$(cd "$root/hack/tools/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+  [ -n "$dir" ] || { echo "tools: Kueue's module sigs.k8s.io/kueue has no source directory" >&2; exit 1; }
   copy_dir "$bin/kueue/crds" "$dir"/config/components/crd/bases/kueue.x-k8s.io_*.yaml
 }
 
