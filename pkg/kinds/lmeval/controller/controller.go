@@ -102,7 +102,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: lmeval.NamesOf(job.Name).Pod}, pod); err != nil {
+	key := client.ObjectKey{Namespace: job.Namespace, Name: lmeval.NamesOf(job.Name).Pod}
+	err = r.Client.Get(ctx, key, pod)
+	if apierrors.IsNotFound(err) && (job.Status.State == lmv1alpha1.JobStateScheduled || job.Status.State == lmv1alpha1.JobStateRunning) {
+		// A job that should have a pod and has none is failed: the cache
+		// may not have seen a pod just created (a resume), so the API
+		// server confirms first.
+		err = r.APIReader.Get(ctx, key, pod)
+	}
+	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
