@@ -639,8 +639,8 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 			}
 		}
 	}
-	if owned != 4 {
-		t.Errorf("%d of the CSV's CRDs installed, want 4 (LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob)", owned)
+	if owned != 5 {
+		t.Errorf("%d of the CSV's CRDs installed, want 5 (LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob, NemoGuardrails)", owned)
 	}
 	if ch, err := packageChannel(ctx); err != nil || !strings.Contains(ch, "stable:"+second) {
 		t.Errorf("the package after the upgrade: %s (%v)", ch, err)
