@@ -575,7 +575,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	for _, s := range ip.Status.Plan {
 		kinds[s.Resource.Kind]++
 	}
-	if kinds["CustomResourceDefinition"] != 4 || kinds["ClusterServiceVersion"] != 1 {
+	if kinds["CustomResourceDefinition"] != 5 || kinds["ClusterServiceVersion"] != 1 {
 		t.Errorf("the InstallPlan's steps: %v", kinds)
 	}
 
