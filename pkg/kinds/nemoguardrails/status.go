@@ -132,7 +132,7 @@ func routeCondition(o observed) (c metav1.Condition, ok bool) {
 	switch {
 	case o.RouteRendered && o.Route == nil:
 		return cond(TypeRouteReady, false, "RouteNotReady", "the Route does not exist yet"), true
-	case o.RouteRendered && !routeAdmitted(o.Route):
+	case o.RouteRendered && !status.RouteAdmitted(o.Route):
 		return cond(TypeRouteReady, false, "RouteNotReady", "no router has admitted the Route yet"), true
 	case o.RouteRendered:
 		return cond(TypeRouteReady, true, "RouteReady", "the Route is admitted"), true
@@ -140,22 +140,6 @@ func routeCondition(o observed) (c metav1.Condition, ok bool) {
 		return cond(TypeRouteReady, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the server"), true
 	}
 	return metav1.Condition{}, false
-}
-
-// routeAdmitted is true when a router reports the Route Admitted.
-func routeAdmitted(route *unstructured.Unstructured) bool {
-	ingress, _, _ := unstructured.NestedSlice(route.Object, "status", "ingress")
-	for _, i := range ingress {
-		m, _ := i.(map[string]any)
-		conds, _, _ := unstructured.NestedSlice(m, "conditions")
-		for _, c := range conds {
-			cm, _ := c.(map[string]any)
-			if cm["type"] == "Admitted" && cm["status"] == "True" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // caStatus is upstream's status.ca: which CA sources were merged.

@@ -203,7 +203,7 @@ func routeCondition(o observed) (c metav1.Condition, ok bool) {
 	switch {
 	case o.RouteRendered && o.Route == nil:
 		return cond(TypeRouteAvailable, false, "RouteNotFound", "the Route does not exist yet"), true
-	case o.RouteRendered && !routeAdmitted(o.Route):
+	case o.RouteRendered && !status.RouteAdmitted(o.Route):
 		return cond(TypeRouteAvailable, false, "RouteNotAdmitted", "no router has admitted the Route yet"), true
 	case o.RouteRendered:
 		return cond(TypeRouteAvailable, true, "RouteFound", "the Route is admitted"), true
@@ -215,22 +215,6 @@ func routeCondition(o observed) (c metav1.Condition, ok bool) {
 		return metav1.Condition{}, false
 	}
 	return cond(TypeRouteAvailable, false, "RouteNotFound", "neither the Route nor the Ingress exists yet"), true
-}
-
-// routeAdmitted is true when a router reports the Route Admitted.
-func routeAdmitted(route *unstructured.Unstructured) bool {
-	ingress, _, _ := unstructured.NestedSlice(route.Object, "status", "ingress")
-	for _, i := range ingress {
-		m, _ := i.(map[string]any)
-		conds, _, _ := unstructured.NestedSlice(m, "conditions")
-		for _, c := range conds {
-			cm, _ := c.(map[string]any)
-			if cm["type"] == "Admitted" && cm["status"] == "True" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // tlsCondition says who creates the serving certificates, or that nobody
