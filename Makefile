@@ -53,7 +53,7 @@ controller-gen: ## Build controller-gen alone into bin/ (cached; what manifests,
 
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRDs (config/crd/bases) and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) crd paths="{./pkg/apis/llamastack/...,./pkg/apis/ogx/...,./pkg/apis/trustyai/...,./pkg/apis/lmes/...,./pkg/apis/nemoguardrails/...}" output:crd:dir=config/crd/bases
+	$(CONTROLLER_GEN) crd paths="{./pkg/apis/llamastack/...,./pkg/apis/ogx/...,./pkg/apis/trustyai/...,./pkg/apis/lmes/...,./pkg/apis/nemoguardrails/...,./pkg/apis/evalhub/...}" output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/operator/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate

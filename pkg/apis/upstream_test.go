@@ -80,6 +80,7 @@ func TestUpstreamFieldsAndDefaults(t *testing.T) {
 		"upstream-ogxservers.txt":              "ogx.io_ogxservers.yaml",
 		"upstream-lmevaljobs.txt":              "trustyai.opendatahub.io_lmevaljobs.yaml",
 		"upstream-nemoguardrails.txt":          "trustyai.opendatahub.io_nemoguardrails.yaml",
+		"upstream-evalhubs.txt":                "trustyai.opendatahub.io_evalhubs.yaml",
 	} {
 		have := fields(t, filepath.Join("..", "..", "config", "crd", "bases", ours))
 		f, err := os.Open(filepath.Join("testdata", upstream))
