@@ -22,7 +22,7 @@ import (
 // render (GroupKind form, comma separated); the operator applies nothing else.
 const AnnotationKinds = "ai-stack-operator.io/kinds"
 
-//go:embed all:llama-stack-distribution all:ogx-server all:trustyai-service all:lmeval-job all:nemo-guardrails
+//go:embed all:llama-stack-distribution all:ogx-server all:trustyai-service all:lmeval-job all:nemo-guardrails all:eval-hub
 var files embed.FS
 
 // Chart is an embedded chart with a digest of its files.
