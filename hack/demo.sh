@@ -41,10 +41,16 @@ echo "== applying config/samples"
 kubectl create namespace demo >/dev/null
 # The NemoGuardrails sample's configuration (config/samples).
 kubectl create configmap -n demo nemo-config --from-literal=config.yaml='models: []' >/dev/null
+# The EvalHub sample's provider and collection: definitions in the operator's
+# namespace, found by their labels (docs/trustyai.md).
+kubectl create configmap -n ai-stack-operator-system evalhub-provider-lm-evaluation-harness --from-literal=lm_evaluation_harness.yaml='id: lm_evaluation_harness' >/dev/null
+kubectl label configmap -n ai-stack-operator-system evalhub-provider-lm-evaluation-harness trustyai.opendatahub.io/evalhub-provider-type=system trustyai.opendatahub.io/evalhub-provider-name=lm-evaluation-harness >/dev/null
+kubectl create configmap -n ai-stack-operator-system evalhub-collection-leaderboard-v2 --from-literal=leaderboard-v2.yaml='id: leaderboard-v2' >/dev/null
+kubectl label configmap -n ai-stack-operator-system evalhub-collection-leaderboard-v2 trustyai.opendatahub.io/evalhub-collection-type=system trustyai.opendatahub.io/evalhub-collection-name=leaderboard-v2 >/dev/null
 kubectl apply -n demo -k config/samples
 # Reconciled once: status.observedGeneration, or (OGXServer, whose status
 # is upstream's and has none) its Reconciled condition's.
-for cr in $(kubectl get llsd,ogxserver,trustyaiservice,nemoguardrails -n demo -o name); do
+for cr in $(kubectl get llsd,ogxserver,trustyaiservice,nemoguardrails,evalhub -n demo -o name); do
   path='{.status.observedGeneration}'
   [[ $cr == ogxserver* ]] && path='{.status.conditions[?(@.type=="Reconciled")].observedGeneration}'
   kubectl wait -n demo "$cr" --for=jsonpath="$path"=1 --timeout=60s >/dev/null \
@@ -79,7 +85,7 @@ PV
   echo "PersistentVolume demo-$pvc ($size) for claim $pvc"
 done
 
-for cr in $(kubectl get llsd,ogxserver,trustyaiservice,nemoguardrails -n demo -o name); do
+for cr in $(kubectl get llsd,ogxserver,trustyaiservice,nemoguardrails,evalhub -n demo -o name); do
   kubectl wait -n demo "$cr" --for=jsonpath='{.status.phase}'=Ready --timeout=90s >/dev/null \
     || { echo "$cr is not Ready:"; kubectl get -n demo "$cr" -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'; exit 1; }
 done
@@ -108,6 +114,9 @@ kubectl get trustyaiservice -n demo -o custom-columns='NAME:.metadata.name,READY
 echo
 kubectl get nemoguardrails -n demo
 kubectl get nemoguardrails -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,DEPLOYMENT:.status.conditions[?(@.type=="DeploymentReady")].message,TRUST:.status.conditions[?(@.type=="TrustReady")].reason'
+echo
+kubectl get evalhub -n demo
+kubectl get evalhub -n demo -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].reason,URL:.status.url,PROVIDERS:.status.activeProviders,COLLECTIONS:.status.activeCollections,MCP:.status.mcp.phase'
 
 echo
 echo "== the LMEvalJob sample (simulated: kwok ends its pod after a second; no evaluation runs here)"

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/evalhub"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/nemoguardrails"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
@@ -83,13 +84,14 @@ func run(o olm.Options, check bool) error {
 }
 
 // RelatedImages are the images the operator deploys: every distribution of
-// the table, TrustyAI's service and proxy and the NeMo Guardrails server,
+// the table, TrustyAI's service and proxy, the NeMo Guardrails server and eval-hub,
 // under the RELATED_IMAGE_ names the operator reads.
 func RelatedImages() map[string]string {
 	images := map[string]string{
 		trustyai.EnvServiceImage: trustyai.DefaultServiceImage,
 		trustyai.EnvProxyImage:   trustyai.DefaultProxyImage,
 		nemoguardrails.EnvImage:  nemoguardrails.DefaultImage,
+		evalhub.EnvImage:         evalhub.DefaultImage,
 	}
 	for name, img := range distributions.Default() {
 		images[name] = img

@@ -117,7 +117,7 @@ func TestDescriptorsExistInTheSchemas(t *testing.T) {
 			schemas[crd.Name+"/"+v.Name] = v.Schema.OpenAPIV3Schema
 		}
 	}
-	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 5)
+	require.Len(t, csv.Spec.CustomResourceDefinitions.Owned, 6)
 	for _, d := range csv.Spec.CustomResourceDefinitions.Owned {
 		s := schemas[d.Name+"/"+d.Version]
 		require.NotNil(t, s, d.Name)

@@ -32,7 +32,7 @@ func TestInstallerHasEverythingWithTheImage(t *testing.T) {
 			require.NoError(t, yaml.Unmarshal(doc, dep))
 		}
 	}
-	assert.Equal(t, 5, kinds["CustomResourceDefinition"], "the CRDs of LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob and NemoGuardrails: %v", kinds)
+	assert.Equal(t, 6, kinds["CustomResourceDefinition"], "the CRDs of LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob, NemoGuardrails and EvalHub: %v", kinds)
 	assert.Equal(t, 1, kinds["Namespace"])
 	assert.NotZero(t, kinds["ClusterRole"])
 	assert.NotZero(t, kinds["ClusterRoleBinding"])

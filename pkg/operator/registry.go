@@ -11,11 +11,14 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+	evalhubv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1alpha1"
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	trustyv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/evalhub"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/nemoguardrails"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
@@ -65,6 +68,15 @@ var registry = []entry{
 		meta:        nemoguardrails.Meta,
 		new: func(d Deps) release.Registered {
 			return release.Register[*nemov1alpha1.NemoGuardrails, *nemoguardrails.Inputs](&nemoguardrails.Kind{Deps: d})
+		},
+	},
+	{
+		addToScheme: func(s *runtime.Scheme) error {
+			return errors.Join(evalhubv1.AddToScheme(s), evalhubv1alpha1.AddToScheme(s))
+		},
+		meta: evalhub.Meta,
+		new: func(d Deps) release.Registered {
+			return release.Register[*evalhubv1.EvalHub, *evalhub.Inputs](&evalhub.Kind{Deps: d})
 		},
 	},
 }

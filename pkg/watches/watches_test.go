@@ -50,7 +50,7 @@ func TestRepositoryWatchesFile(t *testing.T) {
 	require.NoError(t, err)
 	ws, err := Load(path)
 	require.NoError(t, err)
-	require.Len(t, ws, 4)
+	require.Len(t, ws, 5)
 	assert.Equal(t, "llamastack.io/v1alpha1, Kind=LlamaStackDistribution", ws[0].GroupVersionKind().String())
 	assert.Equal(t, "llama-stack-distribution", ws[0].Chart)
 	assert.Equal(t, "ogx.io/v1beta1, Kind=OGXServer", ws[1].GroupVersionKind().String())
@@ -59,6 +59,8 @@ func TestRepositoryWatchesFile(t *testing.T) {
 	assert.Equal(t, "trustyai-service", ws[2].Chart)
 	assert.Equal(t, "trustyai.opendatahub.io/v1alpha1, Kind=NemoGuardrails", ws[3].GroupVersionKind().String())
 	assert.Equal(t, "nemo-guardrails", ws[3].Chart)
+	assert.Equal(t, "trustyai.opendatahub.io/v1, Kind=EvalHub", ws[4].GroupVersionKind().String(), "the storage version")
+	assert.Equal(t, "eval-hub", ws[4].Chart)
 	for _, w := range ws {
 		assert.Equal(t, 10*time.Minute, w.Period())
 		assert.Equal(t, 3, w.MaxReleaseHistory)

@@ -575,7 +575,7 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	for _, s := range ip.Status.Plan {
 		kinds[s.Resource.Kind]++
 	}
-	if kinds["CustomResourceDefinition"] != 5 || kinds["ClusterServiceVersion"] != 1 {
+	if kinds["CustomResourceDefinition"] != 6 || kinds["ClusterServiceVersion"] != 1 {
 		t.Errorf("the InstallPlan's steps: %v", kinds)
 	}
 
@@ -639,8 +639,8 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 			}
 		}
 	}
-	if owned != 5 {
-		t.Errorf("%d of the CSV's CRDs installed, want 5 (LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob, NemoGuardrails)", owned)
+	if owned != 6 {
+		t.Errorf("%d of the CSV's CRDs installed, want 6 (LlamaStackDistribution, OGXServer, TrustyAIService, LMEvalJob, NemoGuardrails, EvalHub)", owned)
 	}
 	if ch, err := packageChannel(ctx); err != nil || !strings.Contains(ch, "stable:"+second) {
 		t.Errorf("the package after the upgrade: %s (%v)", ch, err)

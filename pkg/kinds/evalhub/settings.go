@@ -1,0 +1,92 @@
+package evalhub
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
+)
+
+// The keys and variables of eval-hub's image: upstream's
+// (controllers/evalhub/constants.go), so that an existing operator ConfigMap
+// or OLM's RELATED_IMAGE_ carries over. kube-rbac-proxy's image is
+// TrustyAIService's (trustyai.KeyProxyImage).
+const (
+	KeyImage     = "evalHubImage"
+	EnvImage     = "RELATED_IMAGE_ODH_EVAL_HUB_IMAGE"
+	DefaultImage = "quay.io/evalhub/evalhub:latest"
+	// KeyHardwareProfilesNamespace is where eval-hub reads hardware profiles
+	// (EVALHUB_HARDWARE_PROFILES_NAMESPACE); the operator's namespace, as
+	// upstream's applications namespace, when unset.
+	KeyHardwareProfilesNamespace = "evalhub-hardware-profiles-namespace"
+)
+
+// Resource keys of the containers (upstream's), each a quantity.
+var resourceKeys = []struct{ key, container, kind, name, def string }{
+	{"evalHubCPURequest", "evalhub", "requests", "cpu", "500m"},
+	{"evalHubMemoryRequest", "evalhub", "requests", "memory", "512Mi"},
+	{"evalHubCPULimit", "evalhub", "limits", "cpu", "2000m"},
+	{"evalHubMemoryLimit", "evalhub", "limits", "memory", "2Gi"},
+	{"kubeRBACProxyCPURequest", "proxy", "requests", "cpu", "100m"},
+	{"kubeRBACProxyMemoryRequest", "proxy", "requests", "memory", "128Mi"},
+	{"kubeRBACProxyCPULimit", "proxy", "limits", "cpu", "500m"},
+	{"kubeRBACProxyMemoryLimit", "proxy", "limits", "memory", "512Mi"},
+}
+
+// Resources are a container's requests and limits, by resource name.
+type Resources struct {
+	Requests map[string]string `json:"requests"`
+	Limits   map[string]string `json:"limits"`
+}
+
+// Settings are the operator-wide settings in force for EvalHub.
+type Settings struct {
+	Image, ProxyImage string
+	// Server and Proxy are the containers' resources.
+	Server, Proxy Resources
+	// HardwareProfilesNamespace is EVALHUB_HARDWARE_PROFILES_NAMESPACE.
+	HardwareProfilesNamespace string
+}
+
+// ParseSettings reads the settings from the environment (os.Environ form),
+// the settings ConfigMap's data and upstream's ConfigMap's data (each nil
+// when it does not exist); operatorNamespace is the default hardware
+// profiles' namespace. Images: our key, the RELATED_IMAGE_ variable,
+// upstream's key, the default. Resources: our key, upstream's, the default;
+// a quantity that does not parse is refused with its key (upstream ignores
+// it silently).
+func ParseSettings(environ []string, data, upstream map[string]string, operatorNamespace string) (Settings, error) {
+	s := Settings{
+		Image:                     settings.Image(data, KeyImage, environ, EnvImage, settings.Image(upstream, KeyImage, nil, "", DefaultImage)),
+		ProxyImage:                settings.Image(data, trustyai.KeyProxyImage, environ, trustyai.EnvProxyImage, settings.Image(upstream, trustyai.KeyProxyImage, nil, "", trustyai.DefaultProxyImage)),
+		Server:                    Resources{Requests: map[string]string{}, Limits: map[string]string{}},
+		Proxy:                     Resources{Requests: map[string]string{}, Limits: map[string]string{}},
+		HardwareProfilesNamespace: operatorNamespace,
+	}
+	if v := strings.TrimSpace(data[KeyHardwareProfilesNamespace]); v != "" {
+		s.HardwareProfilesNamespace = v
+	}
+	for _, k := range resourceKeys {
+		v, from := strings.TrimSpace(data[k.key]), "the operator's settings"
+		if v == "" {
+			v, from = strings.TrimSpace(upstream[k.key]), "ConfigMap "+trustyai.UpstreamConfigMap
+		}
+		if v == "" {
+			v = k.def
+		} else if _, err := resource.ParseQuantity(v); err != nil {
+			return s, settings.Invalid(k.key, "%q in %s is not a quantity (e.g. 500m, 2Gi): %v", v, from, err)
+		}
+		r := &s.Server
+		if k.container == "proxy" {
+			r = &s.Proxy
+		}
+		if k.kind == "requests" {
+			r.Requests[k.name] = v
+		} else {
+			r.Limits[k.name] = v
+		}
+	}
+	return s, nil
+}
