@@ -20,6 +20,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
@@ -384,6 +385,15 @@ func TestHostileStrings(t *testing.T) {
 			"spec.nemoConfigs.[].name", "spec.nemoConfigs.[].configMaps.[]", "spec.env.[].value", "spec.env.[].name",
 			"spec.caBundleConfig.configMapName", "spec.template.pod.nodeSelector.{}(key)", "spec.template.pod.tolerations.[].key",
 		},
+	}, {
+		name: "EvalHub", chart: "eval-hub",
+		spec: reflect.TypeOf(evalhubv1.EvalHubSpec{}),
+		base: evalHubBase, benign: evalHubBenign, minLeaves: 50,
+		siblings: evalHubSiblings,
+		must: []string{
+			"spec.env.[].value", "spec.env.[].name", "spec.mcp.env.[].value", "spec.mcp.image", "spec.mcp.authSecret",
+			"spec.database.secret", "spec.otel.exporterEndpoint", "spec.otel.serviceName", "spec.otel.samplingRatio",
+		},
 	}} {
 		t.Run(k.name, func(t *testing.T) { hostileStrings(t, k) })
 	}
@@ -623,3 +633,30 @@ func nemoBase() map[string]any {
 }
 
 func nemoBenign(l leaf) []any { return typedBenign(l, "x", "1Gi") }
+
+// evalHubBase is a hub with SQLite and its MCP server.
+func evalHubBase() map[string]any {
+	return map[string]any{
+		"apiVersion": "trustyai.opendatahub.io/v1", "kind": "EvalHub",
+		"metadata": map[string]any{"name": "target", "namespace": "tenant"},
+		"spec": map[string]any{
+			"database": map[string]any{"type": "sqlite"},
+			"mcp":      map[string]any{"enabled": true},
+		},
+	}
+}
+
+func evalHubBenign(l leaf) []any { return typedBenign(l, "x", "1Gi", "0.5", "30s", "postgresql") }
+
+// evalHubSiblings: the database's Secret renders with PostgreSQL only, the
+// MCP server's fields with MCP on.
+func evalHubSiblings(obj map[string]any, l leaf) {
+	p := strings.Join(l.path, ".")
+	spec := obj["spec"].(map[string]any)
+	switch {
+	case strings.HasPrefix(p, "spec.database."):
+		spec["database"] = map[string]any{"type": "postgresql", "secret": "db"}
+	case strings.HasPrefix(p, "spec.mcp."):
+		spec["mcp"] = map[string]any{"enabled": true}
+	}
+}
