@@ -386,7 +386,9 @@ func relatedImages(manager string, images map[string]string) []operatorsv1alpha1
 // because it holds its rules), and the one an administrator binds in a
 // namespace to let the operator see a TrustyAI database CA, and each kind's
 // editor and viewer roles, aggregated into the cluster's admin, edit and view
-// roles so that namespace users may manage the CRs. Names carry config/default's prefix.
+// roles so that namespace users may manage the CRs, and the roles EvalHubs'
+// grants bind (config/rbac/evalhub_roles.yaml, whose evalhub-tenant-user and
+// -admin are aggregated too). Names carry config/default's prefix.
 func extraObjects(root string) ([]File, error) {
 	var files []File
 	type source struct{ path, kind, group string }
@@ -411,21 +413,43 @@ func extraObjects(root string) ([]File, error) {
 		{"config/rbac/metrics_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_proxy_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_db_ca_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
+		{"config/rbac/evalhub_roles.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 	}, kindRoles...) {
-		obj := map[string]any{}
-		if err := readYAML(filepath.Join(root, src.path), &obj); err != nil {
-			return nil, err
-		}
-		meta := obj["metadata"].(map[string]any)
-		meta["name"] = namePrefix + meta["name"].(string)
-		delete(meta, "namespace")
-		b, err := marshal(obj)
+		objs, err := readYAMLDocuments(filepath.Join(root, src.path))
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Path: fmt.Sprintf("bundle/manifests/%s_%s_%s.yaml", meta["name"], src.group, src.kind), Data: b})
+		for _, obj := range objs {
+			meta := obj["metadata"].(map[string]any)
+			meta["name"] = namePrefix + meta["name"].(string)
+			delete(meta, "namespace")
+			b, err := marshal(obj)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Path: fmt.Sprintf("bundle/manifests/%s_%s_%s.yaml", meta["name"], src.group, src.kind), Data: b})
+		}
 	}
 	return files, nil
+}
+
+// readYAMLDocuments reads every object of a file of YAML documents.
+func readYAMLDocuments(path string) ([]map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj) > 0 {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
 }
 
 // annotations are the bundle's metadata, also the image's labels.

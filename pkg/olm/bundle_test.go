@@ -217,5 +217,5 @@ func TestSplitByScope(t *testing.T) {
 	for _, r := range csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions[0].Rules {
 		granted = append(granted, r.Resources...)
 	}
-	assert.ElementsMatch(t, []string{"tokenreviews", "subjectaccessreviews", "clusterrolebindings", "clusterroles"}, granted, "cluster-wide: only what is cluster-scoped")
+	assert.ElementsMatch(t, []string{"namespaces", "tokenreviews", "subjectaccessreviews", "clusterrolebindings", "clusterroles", "clusterroles"}, granted, "cluster-wide: only what is cluster-scoped (namespaces: EvalHub tenants; bind: the anyuid role and the EvalHub roles)")
 }

@@ -42,7 +42,8 @@ type Meta struct {
 	// NamespaceWatches are the objects, not rendered by the chart, that the
 	// kind's CRs act on (model servers): they are watched as metadata, and a
 	// change reconciles every CR of the kind in the object's namespace, as
-	// does a CR's deletion.
+	// does a CR's deletion; a change of a cluster-scoped one (a Namespace)
+	// reconciles every CR of the kind.
 	NamespaceWatches []NamespaceWatch
 }
 
@@ -55,6 +56,9 @@ type NamespaceWatch struct {
 	// through a metadata cache of their own (the manager's cache of a kind
 	// the chart renders holds only the operator's objects).
 	Labels map[string]string
+	// Selector, when set, is a label selector ("key" for a key's presence)
+	// that limits the watch as Labels do; Labels are ignored then.
+	Selector string
 }
 
 // Kind adapts one custom resource kind to the generic release reconciler.

@@ -88,7 +88,7 @@ func (w *namespaceWatches) startServed(ctx context.Context) error {
 			return fmt.Errorf("watch %s: %w", nw.GVK.Kind, err)
 		}
 		w.watching[i] = true
-		ctrl.LoggerFrom(ctx).Info("watching the objects CRs act on", "kind", nw.GVK.Kind, "group", nw.GVK.Group, "labels", nw.Labels)
+		ctrl.LoggerFrom(ctx).Info("watching the objects CRs act on", "kind", nw.GVK.Kind, "group", nw.GVK.Group, "labels", nw.Labels, "selector", nw.Selector)
 	}
 	return nil
 }
@@ -97,14 +97,21 @@ func (w *namespaceWatches) startServed(ctx context.Context) error {
 // cache of the watch's own, limited to its labels, for one with: it runs
 // until ctx ends.
 func (w *namespaceWatches) cacheFor(ctx context.Context, nw NamespaceWatch) (cache.Cache, error) {
-	if len(nw.Labels) == 0 {
+	if len(nw.Labels) == 0 && nw.Selector == "" {
 		return w.mgr.GetCache(), nil
+	}
+	selector := labels.SelectorFromSet(nw.Labels)
+	if nw.Selector != "" {
+		var err error
+		if selector, err = labels.Parse(nw.Selector); err != nil {
+			return nil, fmt.Errorf("watch of %s: selector %q: %w", nw.GVK.Kind, nw.Selector, err)
+		}
 	}
 	opts := cache.Options{
 		HTTPClient:           w.mgr.GetHTTPClient(),
 		Scheme:               w.mgr.GetScheme(),
 		Mapper:               w.mgr.GetRESTMapper(),
-		DefaultLabelSelector: labels.SelectorFromSet(nw.Labels),
+		DefaultLabelSelector: selector,
 		DefaultTransform:     cache.TransformStripManagedFields(),
 	}
 	if len(w.namespaces) > 0 {
@@ -115,7 +122,7 @@ func (w *namespaceWatches) cacheFor(ctx context.Context, nw NamespaceWatch) (cac
 	}
 	c, err := cache.New(w.mgr.GetConfig(), opts)
 	if err != nil {
-		return nil, fmt.Errorf("cache of %s labelled %v: %w", nw.GVK.Kind, nw.Labels, err)
+		return nil, fmt.Errorf("cache of %s labelled %v: %w", nw.GVK.Kind, selector, err)
 	}
 	go func() {
 		if err := c.Start(ctx); err != nil {
@@ -125,10 +132,15 @@ func (w *namespaceWatches) cacheFor(ctx context.Context, nw NamespaceWatch) (cac
 	return c, nil
 }
 
-// namespaceCRs maps an object to every CR of the kind in its namespace.
+// namespaceCRs maps an object to every CR of the kind in its namespace; a
+// cluster-scoped object (a Namespace) to every CR of the kind.
 func (r *Reconciler) namespaceCRs(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := r.meta.NewList()
-	if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+	var opts []client.ListOption
+	if ns := obj.GetNamespace(); ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := r.client.List(ctx, list, opts...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list CRs of a namespace", "namespace", obj.GetNamespace())
 		return nil
 	}

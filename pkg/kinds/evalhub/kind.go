@@ -2,11 +2,13 @@ package evalhub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +16,9 @@ import (
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/proxybinding"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -43,6 +47,7 @@ var (
 	_ release.Preparer[*evalhubv1.EvalHub, *Inputs] = (*Kind)(nil)
 	_ release.ConfigMapReader[*evalhubv1.EvalHub]   = (*Kind)(nil)
 	_ release.Offline[*evalhubv1.EvalHub, *Inputs]  = (*Kind)(nil)
+	_ release.Finisher[*evalhubv1.EvalHub, *Inputs] = (*Kind)(nil)
 )
 
 // Meta implements release.Kind.
@@ -59,7 +64,10 @@ func Meta() release.Meta {
 		ReleasePrefix:     ReleasePrefix,
 		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}},
 		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate, platform.ServiceMonitor},
-		WarningConditions: []string{status.TypeTrustReady, TypeProvidersReady, TypeCollectionsReady},
+		WarningConditions: []string{status.TypeTrustReady, TypeProvidersReady, TypeCollectionsReady, TypeTenantsReady},
+		// A Namespace labelled a tenant, or no longer: every EvalHub looks
+		// at its grants again.
+		NamespaceWatches: []release.NamespaceWatch{{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Selector: LabelTenant}},
 	}
 }
 
@@ -73,6 +81,12 @@ type Inputs struct {
 	trust trust.Outcome
 	// stored is the merged bundle ConfigMap as it is now, nil when absent.
 	stored *cabundle.Stored
+	// tenants are the namespaces the CR is granted besides its own.
+	tenants []string
+	// binding is the proxy's ClusterRoleBinding as Gather read it;
+	// bindingConflict stops the CR before anything is applied.
+	binding         *rbacv1.ClusterRoleBinding
+	bindingConflict error
 }
 
 // bundle is the I/O of the CR's merged CA bundle.
@@ -121,6 +135,17 @@ func (k *Kind) Gather(ctx context.Context, cr *evalhubv1.EvalHub) (*Inputs, erro
 		return nil, err
 	}
 	if in.values.TenantCollections, err = k.tenantDefinitions(ctx, cr.Namespace, LabelCollectionType); err != nil {
+		return nil, err
+	}
+	if in.tenants, err = k.readTenancy(ctx, cr, s); err != nil {
+		return nil, err
+	}
+	in.binding, err = proxybinding.Read(ctx, k.APIReader, binding(cr))
+	var failure *status.Failure
+	switch {
+	case errors.As(err, &failure):
+		in.bindingConflict = failure
+	case err != nil:
 		return nil, err
 	}
 
@@ -246,14 +271,70 @@ func (*Kind) Conditions(cr *evalhubv1.EvalHub) []metav1.Condition {
 }
 
 // Prepare implements release.Preparer: the merged CA bundle, which the
-// chart mounts, before the chart is applied.
+// chart mounts, before the chart is applied; a proxy binding of the CR's
+// name that is not the operator's stops the CR first.
 func (k *Kind) Prepare(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs) error {
+	if in.bindingConflict != nil {
+		return in.bindingConflict
+	}
 	return k.bundle().Write(ctx, cr, bundleName(cr.Name), map[string]string{"app": "eval-hub", "instance": cr.Name, "component": "ca-bundle"}, in.trust, in.stored)
 }
 
-// Cleanup implements release.Preparer.
+// Finish implements release.Finisher, once the release's objects (the
+// server's ServiceAccount among them) passed the gate: the proxy's
+// ClusterRoleBinding (token and access reviews), and the grants in the
+// CR's namespace and its tenants'.
+func (k *Kind) Finish(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs) (any, error) {
+	if err := proxybinding.Ensure(ctx, k.Client, binding(cr), in.binding); err != nil {
+		return nil, err
+	}
+	bundle, err := k.mlflowBundleData(ctx, cr, in)
+	if err != nil {
+		return nil, err
+	}
+	res, err := k.syncGrants(ctx, cr, grantObjects(cr, in.tenants, bundle))
+	if err != nil {
+		return nil, err
+	}
+	res.Tenants = in.tenants
+	return res, nil
+}
+
+// Cleanup implements release.Preparer: the grants in every namespace, the
+// proxy's binding and the CA bundle.
 func (k *Kind) Cleanup(ctx context.Context, cr *evalhubv1.EvalHub) error {
+	if err := k.deleteGrants(ctx, cr); err != nil {
+		return err
+	}
+	if err := proxybinding.Delete(ctx, k.APIReader, k.Client, binding(cr)); err != nil {
+		return err
+	}
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
+}
+
+// binding is the proxy's ClusterRoleBinding of the CR: ClusterRole
+// ai-stack-operator-trustyai-proxy (token and access reviews, upstream's
+// auth-reviewer role) for ServiceAccount <name>-service.
+func binding(cr *evalhubv1.EvalHub) proxybinding.Binding {
+	labels := map[string]string{
+		release.LabelManaged:        "true",
+		labelOwnerName:              naming.NameLabel(cr.Name),
+		release.LabelOwnerKind:      evalhubv1.Kind,
+		release.LabelOwnerNamespace: cr.Namespace,
+		release.LabelOwnerUID:       string(cr.UID),
+	}
+	return proxybinding.Binding{
+		Want: &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: bindingName(cr.Name, cr.Namespace), Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: trustyai.ProxyClusterRole},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}},
+		},
+		Ours: func(b *rbacv1.ClusterRoleBinding) bool {
+			return b.Labels[release.LabelManaged] == "true" && b.Labels[release.LabelOwnerNamespace] == cr.Namespace && b.Labels[labelOwnerName] == naming.NameLabel(cr.Name) && b.Labels[release.LabelOwnerKind] == evalhubv1.Kind
+		},
+		Kind:         evalhubv1.Kind,
+		RoleManifest: "config/rbac/trustyai_proxy_role.yaml",
+	}
 }
 
 // ConfigMapRefs implements release.ConfigMapReader: the MLflow CA
@@ -277,6 +358,9 @@ func (k *Kind) Status(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs, ob
 	o := observed{
 		Generation: cr.Generation, Spec: cr.Spec, Failure: obs.Failure, Now: obs.Now,
 		Namespace: cr.Namespace, Name: cr.Name,
+	}
+	if res, ok := obs.Finished.(*GrantResult); ok && res != nil {
+		o.Grants = res
 	}
 	if in != nil {
 		o.Trust = in.trust

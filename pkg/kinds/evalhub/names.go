@@ -22,3 +22,10 @@ func serviceURL(cr, namespace string) string {
 func mcpURL(cr, namespace string) string {
 	return fmt.Sprintf("https://%s-mcp.%s.svc.cluster.local:8443", cr, namespace)
 }
+
+// bindingName is the ClusterRoleBinding of the proxy's ServiceAccount (not
+// upstream's "<name>-<namespace>-auth-reviewer-crb", which is ambiguous
+// across namespaces: "a-b" in "c" and "a" in "b-c" share it).
+func bindingName(cr, namespace string) string {
+	return "evalhub-proxy." + namespace + "." + cr
+}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
@@ -21,6 +22,14 @@ const (
 	// (EVALHUB_HARDWARE_PROFILES_NAMESPACE); the operator's namespace, as
 	// upstream's applications namespace, when unset.
 	KeyHardwareProfilesNamespace = "evalhub-hardware-profiles-namespace"
+	// KeyHubNamespaces lists (comma-separated) the namespaces whose
+	// multi-tenant EvalHubs serve tenant namespaces; none when unset: an
+	// EvalHub reaches no namespace but its own until an administrator names
+	// its namespace here (docs/security.md).
+	KeyHubNamespaces = "evalhub-hub-namespaces"
+	// KeyTenantNamespaces lists (comma-separated) tenant namespaces besides
+	// those labelled evalhub.trustyai.opendatahub.io/tenant.
+	KeyTenantNamespaces = "evalhub-tenant-namespaces"
 )
 
 // Resource keys of the containers (upstream's), each a quantity.
@@ -48,6 +57,8 @@ type Settings struct {
 	Server, Proxy Resources
 	// HardwareProfilesNamespace is EVALHUB_HARDWARE_PROFILES_NAMESPACE.
 	HardwareProfilesNamespace string
+	// HubNamespaces and TenantNamespaces are the tenancy grants.
+	HubNamespaces, TenantNamespaces []string
 }
 
 // ParseSettings reads the settings from the environment (os.Environ form),
@@ -67,6 +78,13 @@ func ParseSettings(environ []string, data, upstream map[string]string, operatorN
 	}
 	if v := strings.TrimSpace(data[KeyHardwareProfilesNamespace]); v != "" {
 		s.HardwareProfilesNamespace = v
+	}
+	var err error
+	if s.HubNamespaces, err = namespaceList(data, KeyHubNamespaces); err != nil {
+		return s, err
+	}
+	if s.TenantNamespaces, err = namespaceList(data, KeyTenantNamespaces); err != nil {
+		return s, err
 	}
 	for _, k := range resourceKeys {
 		v, from := strings.TrimSpace(data[k.key]), "the operator's settings"
@@ -89,4 +107,21 @@ func ParseSettings(environ []string, data, upstream map[string]string, operatorN
 		}
 	}
 	return s, nil
+}
+
+// namespaceList reads a comma-separated list of namespace names; each must
+// be one.
+func namespaceList(data map[string]string, key string) ([]string, error) {
+	var out []string
+	for _, ns := range strings.Split(data[key], ",") {
+		ns = strings.TrimSpace(ns)
+		if ns == "" {
+			continue
+		}
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, settings.Invalid(key, "%q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+		}
+		out = append(out, ns)
+	}
+	return out, nil
 }

@@ -21,6 +21,9 @@ import (
 const (
 	TypeProvidersReady   = "ProvidersReady"
 	TypeCollectionsReady = "CollectionsReady"
+	// TypeTenantsReady says whether every object of the grants (in the
+	// EvalHub's namespace and its tenants') is written.
+	TypeTenantsReady = "TenantsReady"
 )
 
 // observed is what one reconcile saw, for computeStatus.
@@ -38,6 +41,8 @@ type observed struct {
 	Deployment, MCPDeployment *appsv1.Deployment
 	MCPRendered               bool
 	Namespace, Name           string
+	// Grants is what Finish wrote, nil when it did not run.
+	Grants *GrantResult
 }
 
 func cond(t string, ok bool, reason, msg string) metav1.Condition {
@@ -77,6 +82,14 @@ func computeStatus(prev evalhubv1.EvalHubStatus, o observed) evalhubv1.EvalHubSt
 		st.ActiveCollections = found(o.Spec.Collections, o.MissingCollections)
 	}
 
+	if g := o.Grants; g != nil {
+		st.TenantNamespaces = g.Tenants
+		if len(g.Problems) == 0 {
+			set(cond(TypeTenantsReady, true, "GrantsWritten", fmt.Sprintf("the permissions of the server and its jobs are written in its namespace and %d tenant namespaces", len(g.Tenants))))
+		} else {
+			set(cond(TypeTenantsReady, false, "GrantsIncomplete", strings.Join(g.Problems, "; ")))
+		}
+	}
 	if d := o.Deployment; d != nil {
 		st.Replicas, st.ReadyReplicas = d.Status.Replicas, d.Status.ReadyReplicas
 	} else {

@@ -1,0 +1,82 @@
+package evalhub
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+)
+
+// Tenants: nothing until the hub's namespace is granted; then the listed
+// namespaces and those labelled for it; never its own; none in single
+// tenancy.
+func TestTenants(t *testing.T) {
+	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "hub", Namespace: "ops"}, Spec: evalhubv1.EvalHubSpec{Tenancy: evalhubv1.TenancyMulti}}
+	labelled := map[string]string{"a": "", "b": "true", "c": "ops", "d": "elsewhere", "ops": ""}
+	assert.Empty(t, Tenants(cr, tenancyInputs{Labelled: labelled, TenantNamespaces: []string{"e"}}), "the hub's namespace is not granted")
+	in := tenancyInputs{HubNamespaces: []string{"ops"}, Labelled: labelled, TenantNamespaces: []string{"e", "a"}}
+	assert.Equal(t, []string{"a", "b", "c", "e"}, Tenants(cr, in))
+	cr.Spec.Tenancy = evalhubv1.TenancySingle
+	assert.Empty(t, Tenants(cr, in))
+}
+
+// The grants: in the hub's namespace, owned; in a tenant, labelled, with
+// the service CA ConfigMap and a copy of the MLflow bundle; the server's
+// bindings name its ServiceAccount in the hub's namespace, the jobs' their
+// own namespace's; every role bound is a shipped one.
+func TestGrantObjects(t *testing.T) {
+	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "hub", Namespace: "ops", UID: "u"}}
+	objs := grantObjects(cr, []string{"team"}, map[string]string{"ca-bundle.crt": "pem"})
+	bound := map[string]bool{}
+	for _, r := range BoundRoles() {
+		bound[r] = true
+	}
+	byNS := map[string]int{}
+	for _, o := range objs {
+		byNS[o.GetNamespace()]++
+		assert.True(t, ours(cr, o.GetLabels()), "%s/%s", o.GetNamespace(), o.GetName())
+		if o.GetNamespace() == "ops" {
+			require.Len(t, o.GetOwnerReferences(), 1)
+		} else {
+			assert.Empty(t, o.GetOwnerReferences())
+		}
+		rb, ok := o.(*rbacv1.RoleBinding)
+		if !ok {
+			continue
+		}
+		assert.True(t, bound[rb.RoleRef.Name], rb.RoleRef.Name)
+		s := rb.Subjects[0]
+		if strings.HasSuffix(s.Name, "-service") {
+			assert.Equal(t, "ops", s.Namespace)
+		} else {
+			assert.Equal(t, "hub-ops-job", s.Name)
+			assert.Equal(t, rb.Namespace, s.Namespace)
+		}
+	}
+	assert.Equal(t, 1+12, byNS["ops"], "the jobs' ServiceAccount and 12 bindings")
+	assert.Equal(t, 1+9+2, byNS["team"], "the jobs' ServiceAccount, 9 bindings, 2 ConfigMaps")
+	var copied bool
+	for _, o := range objs {
+		if cm, ok := o.(*corev1.ConfigMap); ok && cm.Name == "hub-mlflow-ca-bundle" {
+			copied = cm.Data["ca-bundle.crt"] == "pem"
+		}
+	}
+	assert.True(t, copied)
+}
+
+// norm is upstream's name rule: lowercase DNS labels, long ones cut with a
+// hash of the whole.
+func TestNorm(t *testing.T) {
+	assert.Equal(t, "evalhub-opendatahub", norm("evalhub.opendatahub"))
+	assert.Equal(t, "x", norm("..."))
+	long := strings.Repeat("a", 70)
+	n := norm(long + "-job")
+	assert.Len(t, n, 63)
+	assert.NotEqual(t, n, norm(long+"-jobs"))
+}

@@ -1,0 +1,196 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/evalhub"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// labelNamespace sets (value non-nil) or removes a Namespace's tenant label.
+func labelNamespace(t *testing.T, ns string, value *string) {
+	t.Helper()
+	n := &corev1.Namespace{}
+	require.NoError(t, env.Get("", ns, n))
+	env.Update(t, n, func() {
+		if value == nil {
+			delete(n.Labels, evalhub.LabelTenant)
+			return
+		}
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[evalhub.LabelTenant] = *value
+	})
+}
+
+// grantNamespaces are the namespaces holding objects of the hub's grants.
+func grantNamespaces(t *testing.T, hubNS, hub string) []string {
+	t.Helper()
+	sel := client.MatchingLabels{evalhub.LabelGrant: "true", "ai-stack-operator.io/owner-namespace": hubNS, "trustyai.opendatahub.io/owner-name": hub}
+	set := map[string]bool{}
+	var rbs rbacv1.RoleBindingList
+	require.NoError(t, k8s.List(context.Background(), &rbs, sel))
+	for _, b := range rbs.Items {
+		set[b.Namespace] = true
+	}
+	var sas corev1.ServiceAccountList
+	require.NoError(t, k8s.List(context.Background(), &sas, sel))
+	for _, s := range sas.Items {
+		set[s.Namespace] = true
+	}
+	var out []string
+	for ns := range set {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitTenants waits for status.tenantNamespaces and the grants' namespaces
+// to be the hub's own and the given tenants'.
+func waitTenants(t *testing.T, hubNS, hub string, tenants ...string) {
+	t.Helper()
+	sort.Strings(tenants)
+	want := append([]string{hubNS}, tenants...)
+	sort.Strings(want)
+	env.Eventually(t, fmt.Sprintf("tenants %v", tenants), func() error {
+		cr := &evalhubv1.EvalHub{}
+		if err := env.Get(hubNS, hub, cr); err != nil {
+			return err
+		}
+		if got := strings.Join(cr.Status.TenantNamespaces, ","); got != strings.Join(tenants, ",") {
+			return fmt.Errorf("status.tenantNamespaces %q", got)
+		}
+		if got := grantNamespaces(t, hubNS, hub); strings.Join(got, ",") != strings.Join(want, ",") {
+			return fmt.Errorf("grants in %v", got)
+		}
+		return nil
+	})
+}
+
+// setHubSettings writes the tenancy keys into the operator's settings.
+func setHubSettings(t *testing.T, hubs, tenants string) {
+	t.Helper()
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{}
+	err := env.Get(operatorNamespace, settingsConfigMap, cm)
+	if apierrors.IsNotFound(err) {
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap}, Data: map[string]string{}}
+		require.NoError(t, k8s.Create(ctx, cm))
+	} else {
+		require.NoError(t, err)
+	}
+	env.Update(t, cm, func() {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[evalhub.KeyHubNamespaces], cm.Data[evalhub.KeyTenantNamespaces] = hubs, tenants
+	})
+}
+
+// The tenancy boundary: an EvalHub reaches no namespace but its own until
+// an administrator names its namespace a hub namespace; then exactly the
+// namespaces labelled for it (empty, "true" or its namespace as the value)
+// and those the settings list; a namespace labelled for another hub
+// namespace, or not at all, stays out of reach. Withdrawing a grant
+// (label, setting) removes the objects there; deleting the EvalHub removes
+// them everywhere. A multi-tenant EvalHub in a tenant namespace is refused,
+// as upstream refuses it.
+func TestEvalHubTenancyBoundary(t *testing.T) {
+	ctx := context.Background()
+	hubNS := env.NewNamespace(t, "hub")
+	labelled, other, unlabelled, listed := env.NewNamespace(t, "ten"), env.NewNamespace(t, "ten"), env.NewNamespace(t, "ten"), env.NewNamespace(t, "ten")
+	empty, otherHub := "", "some-other-hub"
+	labelNamespace(t, labelled, &empty)
+	labelNamespace(t, other, &otherHub)
+	t.Cleanup(func() { setHubSettings(t, "", "") })
+
+	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: hubNS, Name: "hub"}, Spec: evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, Providers: []string{}, Collections: []string{}}}
+	require.NoError(t, k8s.Create(ctx, cr))
+	got := waitEvalHub(t, hubNS, "hub", evalhub.TypeTenantsReady, metav1.ConditionTrue, "GrantsWritten")
+	assert.Equal(t, evalhubv1.TenancyMulti, got.Spec.Tenancy)
+	waitTenants(t, hubNS, "hub")
+
+	// In its own namespace: the jobs' ServiceAccount and the bindings of the
+	// shipped roles, owned by the EvalHub; the proxy's ClusterRoleBinding.
+	job := &corev1.ServiceAccount{}
+	require.NoError(t, env.Get(hubNS, "hub-"+hubNS+"-job", job))
+	require.Len(t, job.OwnerReferences, 1)
+	rb := &rbacv1.RoleBinding{}
+	require.NoError(t, env.Get(hubNS, "hub-"+hubNS+"-job-writer-rb", rb))
+	assert.Equal(t, "ai-stack-operator-evalhub-jobs-writer", rb.RoleRef.Name)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: hubNS, Name: "hub-service"}}, rb.Subjects)
+	require.NoError(t, env.Get(hubNS, "hub-"+hubNS+"-job-access-rb", rb))
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: hubNS, Name: "hub-" + hubNS + "-job"}}, rb.Subjects)
+	crb := &rbacv1.ClusterRoleBinding{}
+	require.NoError(t, env.Get("", "evalhub-proxy."+hubNS+".hub", crb))
+	assert.Equal(t, "ai-stack-operator-trustyai-proxy", crb.RoleRef.Name)
+
+	// Granted: the hub's namespace named, one namespace listed.
+	setHubSettings(t, hubNS, listed)
+	waitTenants(t, hubNS, "hub", labelled, listed)
+	for _, ns := range []string{labelled, listed} {
+		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-job", &corev1.ServiceAccount{}), ns)
+		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-model-secret-rb", rb), ns)
+		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: hubNS, Name: "hub-service"}}, rb.Subjects)
+		assert.Empty(t, rb.OwnerReferences, "no owner across namespaces: labels say whose it is")
+		ca := &corev1.ConfigMap{}
+		require.NoError(t, env.Get(ns, "hub-service-ca", ca), ns)
+		assert.Equal(t, "true", ca.Annotations["service.beta.openshift.io/inject-cabundle"])
+	}
+	for _, ns := range []string{other, unlabelled} {
+		var rbs rbacv1.RoleBindingList
+		require.NoError(t, k8s.List(ctx, &rbs, client.InNamespace(ns)))
+		assert.Empty(t, rbs.Items, "%s was not granted to this hub", ns)
+	}
+
+	// A label naming this hub's namespace grants too; one withdrawn takes
+	// the objects away.
+	labelNamespace(t, unlabelled, &hubNS)
+	waitTenants(t, hubNS, "hub", labelled, listed, unlabelled)
+	labelNamespace(t, labelled, nil)
+	waitTenants(t, hubNS, "hub", listed, unlabelled)
+	assert.True(t, apierrors.IsNotFound(env.Get(labelled, "hub-"+hubNS+"-job", &corev1.ServiceAccount{})))
+
+	// Single tenancy: its own namespace only.
+	env.Update(t, got, func() { got.Spec.Tenancy = evalhubv1.TenancySingle })
+	waitTenants(t, hubNS, "hub")
+	env.Update(t, got, func() { got.Spec.Tenancy = evalhubv1.TenancyMulti })
+	waitTenants(t, hubNS, "hub", listed, unlabelled)
+
+	// A multi-tenant EvalHub in a tenant namespace is refused; nothing of it
+	// is applied.
+	misplaced := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: unlabelled, Name: "misplaced"}, Spec: evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}}}
+	require.NoError(t, k8s.Create(ctx, misplaced))
+	m := waitEvalHub(t, unlabelled, "misplaced", status.TypeReconciled, metav1.ConditionFalse, "InvalidPlacement")
+	assert.Contains(t, meta.FindStatusCondition(m.Status.Conditions, status.TypeReconciled).Message, "spec.tenancy")
+	assert.Empty(t, grantNamespaces(t, unlabelled, "misplaced"))
+
+	// Deleted: its objects go from every namespace.
+	require.NoError(t, k8s.Delete(ctx, got))
+	env.Eventually(t, "the grants go with the EvalHub", func() error {
+		if ns := grantNamespaces(t, hubNS, "hub"); len(ns) > 0 {
+			return fmt.Errorf("grants left in %v", ns)
+		}
+		return nil
+	})
+	env.Eventually(t, "the proxy's binding goes", env.GoneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: crb.Name}}))
+	for _, ns := range []string{listed, unlabelled} {
+		assert.True(t, apierrors.IsNotFound(env.Get(ns, "hub-service-ca", &corev1.ConfigMap{})), ns)
+	}
+}
