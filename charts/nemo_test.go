@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
@@ -156,3 +157,17 @@ func TestNemoChartSchemaRejectsBadValues(t *testing.T) {
 }
 
 func intOrString(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
+
+// The Ingress names its backend's port by number: the Service's port is
+// named after the server (upstream's), and an Ingress backend's port name
+// may have 15 characters at most (a longer one is refused by the API server).
+func TestNemoChartIngressBackendPort(t *testing.T) {
+	for auth, port := range map[bool]int32{false: 80, true: 443} {
+		out := renderNemo(t, map[string]any{"name": "a-rather-long-guardrails-name", "auth": auth, "capabilities": map[string]any{"route": false, "openshift": false, "certManager": false}, "ingress": map[string]any{"host": "g.example.com"}})
+		var ing networkingv1.Ingress
+		require.True(t, nemoObject(t, out, "Ingress", "a-rather-long-guardrails-name", &ing))
+		backend := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service
+		assert.Empty(t, backend.Port.Name)
+		assert.Equal(t, port, backend.Port.Number, "auth %v", auth)
+	}
+}

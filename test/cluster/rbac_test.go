@@ -24,6 +24,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
@@ -95,6 +96,22 @@ func installProxyRole(t *testing.T, ctx context.Context) {
 	}
 }
 
+// installEvalHubRoles installs the ClusterRoles EvalHubs' grants bind, as
+// config/default names them.
+func installEvalHubRoles(t *testing.T, ctx context.Context) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "evalhub_roles.yaml"))
+	require(t, err)
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		role := &rbacv1.ClusterRole{}
+		require(t, yaml.UnmarshalStrict([]byte(doc), role))
+		role.Name = "ai-stack-operator-" + role.Name
+		if err := k8s.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
 // The operator's lifecycle (create, update, Ready with pods, delete) with
 // exactly the permissions config/rbac grants: a permission the code needs and
 // the ClusterRole lacks fails this test.
@@ -162,7 +179,42 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	}
 	env.Eventually(t, "the TrustyAIService deleted", env.GoneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-tas"}}))
 	env.Eventually(t, "the binding deleted", env.GoneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name}}))
+
+	// An EvalHub with its MCP server: the chart's objects, the proxy's
+	// ClusterRoleBinding, and its grants (RoleBindings of the shipped roles,
+	// which the operator may create through bind on exactly those, and the
+	// jobs' ServiceAccount), listed by their labels to be deleted with it.
+	installEvalHubRoles(t, ctx)
+	hub := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-hub"}, Spec: evalhubv1.EvalHubSpec{
+		Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, MCP: &evalhubv1.EvalHubMCPSpec{Enabled: ptrTo(true)},
+	}}
+	if err := k8s.Create(ctx, hub); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, "the EvalHub Ready", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(hub), hub); err != nil {
+			return err
+		}
+		for _, typ := range []string{"Ready", "TenantsReady"} {
+			if c := meta.FindStatusCondition(hub.Status.Conditions, typ); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != hub.Generation {
+				return fmt.Errorf("%s: %+v", typ, hub.Status.Conditions)
+			}
+		}
+		return nil
+	})
+	hubBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "evalhub-proxy." + ns.Name + ".rbac-hub"}}
+	require(t, k8s.Get(ctx, client.ObjectKeyFromObject(hubBinding), hubBinding))
+	writer := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-hub-" + ns.Name + "-job-writer-rb"}}
+	require(t, k8s.Get(ctx, client.ObjectKeyFromObject(writer), writer))
+	if err := k8s.Delete(ctx, hub); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, "the EvalHub deleted", env.GoneFrom(&evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-hub"}}))
+	env.Eventually(t, "its proxy binding deleted", env.GoneFrom(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: hubBinding.Name}}))
+	env.Eventually(t, "its grants deleted", env.GoneFrom(&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: writer.Name}}))
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // ModelMesh's Deployments are wired with exactly the operator's permissions,
 // through the labelled watch alone (the reconcile period is ten minutes):
@@ -384,6 +436,15 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	if err := op.Delete(ctx, nemo); err != nil {
 		t.Fatalf("deleting its own NemoGuardrails proxy binding: %v", err)
 	}
+	// EvalHub's form: evalhub-proxy.<namespace>.<name> for <name>-service.
+	refused("an EvalHub binding of another name", op.Create(ctx, binding("evalhub-proxy.default.x", "ai-stack-operator-trustyai-proxy", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "y-service"})))
+	hubCRB := binding("evalhub-proxy.default.hub", "ai-stack-operator-trustyai-proxy", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "hub-service"})
+	if err := op.Create(ctx, hubCRB); err != nil {
+		t.Fatalf("the EvalHub proxy binding the operator needs: %v", err)
+	}
+	if err := op.Delete(ctx, hubCRB); err != nil {
+		t.Fatalf("deleting its own EvalHub proxy binding: %v", err)
+	}
 
 	// RoleBindings: only upstream's anyuid binding <name>-rb of <name>-sa
 	// (the anyuid-role-binding setting), through bind on that one role.
@@ -424,6 +485,44 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	refused("point its anyuid binding at another ServiceAccount", op.Update(ctx, hijack))
 	if err := op.Delete(ctx, ownRB); err != nil {
 		t.Fatalf("deleting its own anyuid binding: %v", err)
+	}
+
+	// An EvalHub's grants: RoleBindings of the shipped roles, labelled with
+	// the EvalHub, for its server's ServiceAccount of the EvalHub's
+	// namespace, or (job roles only) its jobs' of the binding's namespace.
+	installEvalHubRoles(t, ctx)
+	grant := func(name, role string, subject rbacv1.Subject, owner string) *rbacv1.RoleBinding {
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{subject},
+		}
+		if owner != "" {
+			rb.Labels = map[string]string{"ai-stack-operator.io/owner-kind": "EvalHub", "ai-stack-operator.io/owner-namespace": owner}
+		}
+		return rb
+	}
+	server := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "hubs", Name: "hub-service"}
+	jobs := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "hub-hubs-job"}
+	refused("an EvalHub role without the EvalHub's labels", op.Create(ctx, grant("hub-hubs-job-writer-rb", "ai-stack-operator-evalhub-jobs-writer", server, "")))
+	refused("an EvalHub role for another namespace's server", op.Create(ctx, grant("hub-hubs-job-writer-rb", "ai-stack-operator-evalhub-jobs-writer", server, "elsewhere")))
+	refused("a server role for a ServiceAccount that is no server's", op.Create(ctx, grant("hub-hubs-model-secret-rb", "ai-stack-operator-evalhub-model-secret", jobs, "hubs")))
+	refused("a job role for another namespace's ServiceAccount", op.Create(ctx, grant("hub-hubs-job-access-rb", "ai-stack-operator-evalhub-job-access", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "kube-system", Name: "x"}, "hubs")))
+	refused("an EvalHub user role (not a grant's)", op.Create(ctx, grant("hub-hubs-user-rb", "ai-stack-operator-evalhub-tenant-admin", server, "hubs")))
+	for _, rb := range []*rbacv1.RoleBinding{
+		grant("hub-hubs-model-secret-rb", "ai-stack-operator-evalhub-model-secret", server, "hubs"),
+		grant("hub-hubs-job-access-rb", "ai-stack-operator-evalhub-job-access", jobs, "hubs"),
+	} {
+		if err := op.Create(ctx, rb); err != nil {
+			t.Fatalf("the EvalHub grant %s: %v", rb.Name, err)
+		}
+		hijacked := rb.DeepCopy()
+		require(t, k8s.Get(ctx, client.ObjectKeyFromObject(hijacked), hijacked))
+		hijacked.Subjects[0] = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "default"}
+		refused("point an EvalHub grant at another ServiceAccount", op.Update(ctx, hijacked))
+		if err := op.Delete(ctx, rb); err != nil {
+			t.Fatalf("deleting the EvalHub grant %s: %v", rb.Name, err)
+		}
 	}
 
 	// Roles and their bindings: only an LMEvalJob driver's, as the chart
