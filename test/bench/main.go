@@ -42,10 +42,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/internal/localcluster"
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/evalhub"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/nemoguardrails"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
@@ -85,7 +89,7 @@ func main() {
 	flag.IntVar(&o.updates, "updates", 50, "updates of a referenced ConfigMap for the latency figure")
 	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
-	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer, TrustyAIService or LMEvalJob (a preview kind: jobs to Complete, writes and reads per job, idle, RSS)")
+	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer, TrustyAIService, NemoGuardrails, EvalHub or LMEvalJob (a preview kind: jobs to Complete, writes and reads per job, idle, RSS)")
 	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
 	flag.BoolVar(&o.warmup, "warmup", true, "reconcile one CR in a namespace of its own before the figures: the first batch's time per CR then leaves out the process's one-time start (lazy discovery, first connections, the first heap growth)")
 	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
@@ -809,13 +813,7 @@ func benchKindOf(kind string) (benchKind, error) {
 			shared: func(i int) (*corev1.ConfigMap, error) {
 				return odhBundle("bench", fmt.Sprintf("bench shared %d", i))
 			},
-			hash: func(cm *corev1.ConfigMap) string {
-				b, err := trust.Merge([]trust.Source{{Name: "odh", Data: cm.Data}, {Name: "public roots", DER: trust.PublicRoots()}}, trust.Options{})
-				if err != nil {
-					return err.Error()
-				}
-				return trust.ContentHash(map[string]string{trust.BundleKey: string(b.PEM)}, nil)
-			},
+			hash:       bundleHash(true),
 			deployment: "tas-ca", annotation: trustyai.AnnotationCABundleHash,
 			list: func() client.ObjectList { return &trustyv1.TrustyAIServiceList{} },
 			observed: func(o runtime.Object) bool {
@@ -823,8 +821,64 @@ func benchKindOf(kind string) (benchKind, error) {
 				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != ""
 			},
 		}, nil
+	case "NemoGuardrails":
+		nemo := func(ns, name string) client.Object {
+			return &nemov1alpha1.NemoGuardrails{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: nemov1alpha1.NemoGuardrailsSpec{NemoConfigs: []nemov1alpha1.NemoConfig{}}}
+		}
+		// As TrustyAIService: the Open Data Hub bundle is what a server of
+		// no configuration reads.
+		return benchKind{
+			cr:         func(i int) client.Object { return nemo("bench", fmt.Sprintf("nemo-%03d", i)) },
+			subject:    func(i int) (*corev1.ConfigMap, error) { return odhBundle("bench-ca", fmt.Sprintf("bench %d", i)) },
+			subjectCR:  nemo("bench-ca", "nemo-ca"),
+			shared:     func(i int) (*corev1.ConfigMap, error) { return odhBundle("bench", fmt.Sprintf("bench shared %d", i)) },
+			hash:       bundleHash(true),
+			deployment: "nemo-ca", annotation: nemoguardrails.AnnotationCABundleHash,
+			list: func() client.ObjectList { return &nemov1alpha1.NemoGuardrailsList{} },
+			observed: func(o runtime.Object) bool {
+				cr := o.(*nemov1alpha1.NemoGuardrails)
+				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != ""
+			},
+		}, nil
+	case "EvalHub":
+		hub := func(ns, name string) client.Object {
+			return &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: evalhubv1.EvalHubSpec{
+				Database: &evalhubv1.DatabaseSpec{Type: evalhubv1.DatabaseSQLite}, Providers: []string{}, Collections: []string{},
+			}}
+		}
+		// The Open Data Hub bundle is an MLflow CA source (merged without
+		// public roots).
+		return benchKind{
+			cr:         func(i int) client.Object { return hub("bench", fmt.Sprintf("hub-%03d", i)) },
+			subject:    func(i int) (*corev1.ConfigMap, error) { return odhBundle("bench-ca", fmt.Sprintf("bench %d", i)) },
+			subjectCR:  hub("bench-ca", "hub-ca"),
+			shared:     func(i int) (*corev1.ConfigMap, error) { return odhBundle("bench", fmt.Sprintf("bench shared %d", i)) },
+			hash:       bundleHash(false),
+			deployment: "hub-ca", annotation: evalhub.AnnotationCABundleHash,
+			list: func() client.ObjectList { return &evalhubv1.EvalHubList{} },
+			observed: func(o runtime.Object) bool {
+				cr := o.(*evalhubv1.EvalHub)
+				return cr.Status.ObservedGeneration == cr.Generation && cr.Status.Phase != "" && cr.Status.Phase != evalhubv1.PhaseError
+			},
+		}, nil
 	}
-	return benchKind{}, fmt.Errorf("-kind %q: LlamaStackDistribution, OGXServer or TrustyAIService", kind)
+	return benchKind{}, fmt.Errorf("-kind %q: LlamaStackDistribution, OGXServer, TrustyAIService, NemoGuardrails or EvalHub", kind)
+}
+
+// bundleHash is the content hash of the bundle merged from an Open Data Hub
+// bundle, with the public roots or without.
+func bundleHash(publicRoots bool) func(*corev1.ConfigMap) string {
+	return func(cm *corev1.ConfigMap) string {
+		sources := []trust.Source{{Name: "odh", Data: cm.Data}}
+		if publicRoots {
+			sources = append(sources, trust.Source{Name: "public roots", DER: trust.PublicRoots()})
+		}
+		b, err := trust.Merge(sources, trust.Options{})
+		if err != nil {
+			return err.Error()
+		}
+		return trust.ContentHash(map[string]string{trust.BundleKey: string(b.PEM)}, nil)
+	}
 }
 
 // tasSpec is the spec of the bench's TrustyAIServices: PVC storage.

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
-	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"

@@ -261,4 +261,3 @@ func TestEvalHubVersionsLoseNothing(t *testing.T) {
 	// The MLflow CA ConfigMap does not exist: TrustReady names the field.
 	waitEvalHub(t, ns, "both", status.TypeTrustReady, metav1.ConditionFalse, "ConfigMapNotFound")
 }
-
