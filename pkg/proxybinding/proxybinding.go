@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -85,4 +86,28 @@ func Delete(ctx context.Context, r client.Reader, c client.Client, b Binding) er
 		return nil
 	}
 	return client.IgnoreNotFound(c.Delete(ctx, have, client.Preconditions{UID: &have.UID}))
+}
+
+// Labelled is the binding of role (a ClusterRole) to one ServiceAccount,
+// named name and labelled labels; an existing binding of that name is the
+// CR's when it carries the same values of the owner keys (not the UID: a
+// re-created CR adopts it).
+func Labelled(name, role string, sa rbacv1.Subject, labels map[string]string, owner []string, kind, manifest string) Binding {
+	return Binding{
+		Want: &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{sa},
+		},
+		Ours: func(b *rbacv1.ClusterRoleBinding) bool {
+			for _, k := range owner {
+				if b.Labels[k] != labels[k] {
+					return false
+				}
+			}
+			return true
+		},
+		Kind:         kind,
+		RoleManifest: manifest,
+	}
 }

@@ -323,18 +323,9 @@ func binding(cr *evalhubv1.EvalHub) proxybinding.Binding {
 		release.LabelOwnerNamespace: cr.Namespace,
 		release.LabelOwnerUID:       string(cr.UID),
 	}
-	return proxybinding.Binding{
-		Want: &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: bindingName(cr.Name, cr.Namespace), Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: trustyai.ProxyClusterRole},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}},
-		},
-		Ours: func(b *rbacv1.ClusterRoleBinding) bool {
-			return b.Labels[release.LabelManaged] == "true" && b.Labels[release.LabelOwnerNamespace] == cr.Namespace && b.Labels[labelOwnerName] == naming.NameLabel(cr.Name) && b.Labels[release.LabelOwnerKind] == evalhubv1.Kind
-		},
-		Kind:         evalhubv1.Kind,
-		RoleManifest: "config/rbac/trustyai_proxy_role.yaml",
-	}
+	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}
+	owner := []string{release.LabelManaged, release.LabelOwnerNamespace, labelOwnerName, release.LabelOwnerKind}
+	return proxybinding.Labelled(bindingName(cr.Name, cr.Namespace), trustyai.ProxyClusterRole, sa, labels, owner, evalhubv1.Kind, "config/rbac/trustyai_proxy_role.yaml")
 }
 
 // ConfigMapRefs implements release.ConfigMapReader: the MLflow CA

@@ -45,13 +45,8 @@ type observed struct {
 	Grants *GrantResult
 }
 
-func cond(t string, ok bool, reason, msg string) metav1.Condition {
-	s := metav1.ConditionTrue
-	if !ok {
-		s = metav1.ConditionFalse
-	}
-	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-}
+// cond is status.Cond.
+var cond = status.Cond
 
 // serverReady is upstream's readiness: some replicas ready, all of them.
 func serverReady(d *appsv1.Deployment) bool {

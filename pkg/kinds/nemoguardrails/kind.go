@@ -297,18 +297,9 @@ func binding(cr *nemov1alpha1.NemoGuardrails) proxybinding.Binding {
 		release.LabelOwnerNamespace: cr.Namespace,
 		release.LabelOwnerUID:       string(cr.UID),
 	}
-	return proxybinding.Binding{
-		Want: &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: bindingName(cr.Name, cr.Namespace), Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: trustyai.ProxyClusterRole},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}},
-		},
-		Ours: func(b *rbacv1.ClusterRoleBinding) bool {
-			return b.Labels[release.LabelManaged] == "true" && b.Labels[labelOwnerNamespace] == cr.Namespace && b.Labels[labelOwnerName] == cr.Name && b.Labels[release.LabelOwnerKind] == nemov1alpha1.Kind
-		},
-		Kind:         nemov1alpha1.Kind,
-		RoleManifest: "config/rbac/trustyai_proxy_role.yaml",
-	}
+	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}
+	owner := []string{release.LabelManaged, labelOwnerNamespace, labelOwnerName, release.LabelOwnerKind}
+	return proxybinding.Labelled(bindingName(cr.Name, cr.Namespace), trustyai.ProxyClusterRole, sa, labels, owner, nemov1alpha1.Kind, "config/rbac/trustyai_proxy_role.yaml")
 }
 
 // Labels of the proxy binding: whose it is.

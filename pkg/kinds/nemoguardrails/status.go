@@ -53,13 +53,8 @@ type observed struct {
 	Namespace, Name    string
 }
 
-func cond(t string, ok bool, reason, msg string) metav1.Condition {
-	s := metav1.ConditionTrue
-	if !ok {
-		s = metav1.ConditionFalse
-	}
-	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-}
+// cond is status.Cond.
+var cond = status.Cond
 
 // computeStatus computes the new status from the previous one and the
 // observation: pure and stable (an unchanged observation gives an identical
