@@ -83,7 +83,9 @@ func waitTenants(t *testing.T, hubNS, hub string, tenants ...string) {
 	})
 }
 
-// setHubSettings writes the tenancy keys into the operator's settings.
+// setHubSettings writes the tenancy keys into the operator's settings; the
+// settings ConfigMap goes at the test's end if this made it (the other
+// settings tests create their own), else the keys do.
 func setHubSettings(t *testing.T, hubs, tenants string) {
 	t.Helper()
 	ctx := context.Background()
@@ -92,8 +94,18 @@ func setHubSettings(t *testing.T, hubs, tenants string) {
 	if apierrors.IsNotFound(err) {
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap}, Data: map[string]string{}}
 		require.NoError(t, k8s.Create(ctx, cm))
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: cm.ObjectMeta}) })
 	} else {
 		require.NoError(t, err)
+		t.Cleanup(func() {
+			left := &corev1.ConfigMap{}
+			if env.Get(operatorNamespace, settingsConfigMap, left) == nil {
+				env.Update(t, left, func() {
+					delete(left.Data, evalhub.KeyHubNamespaces)
+					delete(left.Data, evalhub.KeyTenantNamespaces)
+				})
+			}
+		})
 	}
 	env.Update(t, cm, func() {
 		if cm.Data == nil {
@@ -118,7 +130,6 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 	empty, otherHub := "", "some-other-hub"
 	labelNamespace(t, labelled, &empty)
 	labelNamespace(t, other, &otherHub)
-	t.Cleanup(func() { setHubSettings(t, "", "") })
 
 	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: hubNS, Name: "hub"}, Spec: evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, Providers: []string{}, Collections: []string{}}}
 	require.NoError(t, k8s.Create(ctx, cr))
