@@ -81,25 +81,43 @@ func grantSelector(cr *evalhubv1.EvalHub) client.MatchingLabels {
 	return client.MatchingLabels{LabelGrant: "true", release.LabelOwnerKind: evalhubv1.Kind, release.LabelOwnerNamespace: cr.Namespace, labelOwnerName: naming.NameLabel(cr.Name)}
 }
 
-// existingGrants lists the objects of the CR's grants, by kind/namespace/name.
-func (k *Kind) existingGrants(ctx context.Context, cr *evalhubv1.EvalHub) (map[string]client.Object, error) {
+// existingGrants lists the objects of the CR's grants, by kind/namespace/name:
+// across the cluster, or, where the operator may not list there (installed
+// for some namespaces only), in the CR's namespace and the tenants it has
+// now or had at its last status.
+func (k *Kind) existingGrants(ctx context.Context, cr *evalhubv1.EvalHub, tenants []string) (map[string]client.Object, error) {
 	out := map[string]client.Object{}
-	var sas corev1.ServiceAccountList
-	var rbs rbacv1.RoleBindingList
-	var cms corev1.ConfigMapList
-	for _, l := range []client.ObjectList{&sas, &rbs, &cms} {
-		if err := k.APIReader.List(ctx, l, grantSelector(cr)); err != nil {
-			return nil, fmt.Errorf("list the objects of EvalHub %s/%s's grants: %w", cr.Namespace, cr.Name, err)
+	namespaces := []string{""}
+	for i := 0; i < len(namespaces); i++ {
+		ns := namespaces[i]
+		var sas corev1.ServiceAccountList
+		var rbs rbacv1.RoleBindingList
+		var cms corev1.ConfigMapList
+		for _, l := range []client.ObjectList{&sas, &rbs, &cms} {
+			err := k.APIReader.List(ctx, l, grantSelector(cr), client.InNamespace(ns))
+			if ns == "" && apierrors.IsForbidden(err) {
+				seen := map[string]bool{}
+				for _, n := range append(append([]string{cr.Namespace}, tenants...), cr.Status.TenantNamespaces...) {
+					if !seen[n] {
+						seen[n] = true
+						namespaces = append(namespaces, n)
+					}
+				}
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list the objects of EvalHub %s/%s's grants: %w", cr.Namespace, cr.Name, err)
+			}
 		}
-	}
-	for i := range sas.Items {
-		out[key(&sas.Items[i])] = &sas.Items[i]
-	}
-	for i := range rbs.Items {
-		out[key(&rbs.Items[i])] = &rbs.Items[i]
-	}
-	for i := range cms.Items {
-		out[key(&cms.Items[i])] = &cms.Items[i]
+		for i := range sas.Items {
+			out[key(&sas.Items[i])] = &sas.Items[i]
+		}
+		for i := range rbs.Items {
+			out[key(&rbs.Items[i])] = &rbs.Items[i]
+		}
+		for i := range cms.Items {
+			out[key(&cms.Items[i])] = &cms.Items[i]
+		}
 	}
 	return out, nil
 }
@@ -135,8 +153,8 @@ func (k *Kind) mlflowBundleData(ctx context.Context, cr *evalhubv1.EvalHub, in *
 // differs (a RoleBinding whose role changed is replaced: roleRef is
 // immutable), deletes what is no longer granted; never touches an object
 // without the CR's grant labels.
-func (k *Kind) syncGrants(ctx context.Context, cr *evalhubv1.EvalHub, want []client.Object) (*GrantResult, error) {
-	have, err := k.existingGrants(ctx, cr)
+func (k *Kind) syncGrants(ctx context.Context, cr *evalhubv1.EvalHub, tenants []string, want []client.Object) (*GrantResult, error) {
+	have, err := k.existingGrants(ctx, cr, tenants)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +173,8 @@ func (k *Kind) syncGrants(ctx context.Context, cr *evalhubv1.EvalHub, want []cli
 				res.Problems = append(res.Problems, fmt.Sprintf("%s exists and is not this EvalHub's: the operator leaves it alone; delete or rename it", kk))
 			case apierrors.IsNotFound(err) || (apierrors.IsForbidden(err) && strings.Contains(err.Error(), "being terminated")):
 				res.Problems = append(res.Problems, fmt.Sprintf("%s: namespace %s does not exist or is being deleted", kk, w.GetNamespace()))
+			case apierrors.IsForbidden(err) && w.GetNamespace() != cr.Namespace:
+				res.Problems = append(res.Problems, fmt.Sprintf("%s: the operator may not write in namespace %s (installed for other namespaces): %v", kk, w.GetNamespace(), err))
 			case err != nil:
 				errs = append(errs, fmt.Errorf("create %s: %w", kk, err))
 			}
@@ -222,7 +242,7 @@ func (k *Kind) updateGrant(ctx context.Context, have, want client.Object) error 
 
 // deleteGrants deletes every object of the CR's grants.
 func (k *Kind) deleteGrants(ctx context.Context, cr *evalhubv1.EvalHub) error {
-	have, err := k.existingGrants(ctx, cr)
+	have, err := k.existingGrants(ctx, cr, nil)
 	if err != nil {
 		return err
 	}

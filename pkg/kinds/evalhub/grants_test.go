@@ -1,6 +1,9 @@
 package evalhub
 
 import (
+	"context"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -8,9 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 )
 
 // Tenants: nothing until the hub's namespace is granted; then the listed
@@ -79,4 +90,36 @@ func TestNorm(t *testing.T) {
 	n := norm(long + "-job")
 	assert.Len(t, n, 63)
 	assert.NotEqual(t, n, norm(long+"-jobs"))
+}
+
+// Where the operator may not list across the cluster (installed for some
+// namespaces), the grants are found in the hub's namespace and its tenants,
+// now and at the last status.
+func TestExistingGrantsWithoutClusterList(t *testing.T) {
+	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "hub", Namespace: "ops"}, Status: evalhubv1.EvalHubStatus{TenantNamespaces: []string{"was"}}}
+	var seed []client.Object
+	for _, ns := range []string{"ops", "now", "was", "unknown"} {
+		seed = append(seed, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hub-ops-job", Labels: grantLabels(cr)}})
+	}
+	s := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(s))
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(s).WithObjects(seed...).Build(), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			o := &client.ListOptions{}
+			o.ApplyOptions(opts)
+			if o.Namespace == "" {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, "", fmt.Errorf("cluster-wide"))
+			}
+			return c.List(ctx, list, opts...)
+		},
+	})
+	k := &Kind{Deps: release.Deps{APIReader: c, Client: c}}
+	have, err := k.existingGrants(context.Background(), cr, []string{"now"})
+	require.NoError(t, err)
+	var keys []string
+	for kk := range have {
+		keys = append(keys, kk)
+	}
+	sort.Strings(keys)
+	assert.Equal(t, []string{"ServiceAccount now/hub-ops-job", "ServiceAccount ops/hub-ops-job", "ServiceAccount was/hub-ops-job"}, keys)
 }

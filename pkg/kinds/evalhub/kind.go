@@ -292,7 +292,7 @@ func (k *Kind) Finish(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs) (a
 	if err != nil {
 		return nil, err
 	}
-	res, err := k.syncGrants(ctx, cr, grantObjects(cr, in.tenants, bundle))
+	res, err := k.syncGrants(ctx, cr, in.tenants, grantObjects(cr, in.tenants, bundle))
 	if err != nil {
 		return nil, err
 	}
