@@ -170,6 +170,21 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 		assert.Empty(t, rbs.Items, "%s was not granted to this hub", ns)
 	}
 
+	// A reconcile that changes nothing writes none of the grants.
+	before := map[string]string{}
+	for _, ns := range []string{hubNS, labelled, listed} {
+		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-job-writer-rb", rb))
+		before[ns] = rb.ResourceVersion
+	}
+	// The pods turn ready: a reconcile (its grants' pass before its status)
+	// writes Ready, and nothing of the grants.
+	markReady(t, hubNS, "hub", 1)
+	waitEvalHub(t, hubNS, "hub", status.TypeReady, metav1.ConditionTrue, "DeploymentReady")
+	for ns, rv := range before {
+		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-job-writer-rb", rb))
+		assert.Equal(t, rv, rb.ResourceVersion, "binding in %s rewritten by a reconcile that changed nothing", ns)
+	}
+
 	// A label naming this hub's namespace grants too; one withdrawn takes
 	// the objects away.
 	labelNamespace(t, unlabelled, &hubNS)
