@@ -2,8 +2,8 @@
 // table (`make bench`): (i) its RSS with 100 CRs, before and after 10,000
 // unrelated 10 KiB ConfigMaps and 1,000 unrelated Secrets appear; (ii) the
 // latency from an update of a referenced, unlabelled ConfigMap to the new
-// hash on the Deployment, over 50 updates; (iii) the writes it sends in two
-// idle minutes with 100 CRs; (iv) the time to reconcile 100 new CRs to their
+// hash on the Deployment, over 50 updates; (iii) the writes and reads it
+// sends in two idle minutes with 100 CRs; (iv) the time to reconcile 100 new CRs to their
 // Deployments, (v) their writes and reads per CR, (vi) the reconcile's
 // phases, and (vii) the same up to 1,000 CRs. The operator runs as its own
 // process (bin/manager), so its RSS is its own; its writes are read from its
@@ -248,16 +248,21 @@ func run(o options) error {
 	}
 	floorRatio := reconcile100.Seconds() / floor100.Seconds()
 	fmt.Fprintf(os.Stderr, "bench: %d CRs reconciled in %s; idling %s\n", o.crs, reconcile100.Round(time.Millisecond), o.idle)
+	reads, err := requests(metricsURL, "GET")
+	if err != nil {
+		return err
+	}
 	time.Sleep(o.idle)
 	after, err := writes(metricsURL)
 	if err != nil {
 		return err
 	}
 	idleWrites := after - before
-	reads, err := requests(metricsURL, "GET")
+	readsAfter, err := requests(metricsURL, "GET")
 	if err != nil {
 		return err
 	}
+	idleReads := readsAfter - reads
 	readsPerCR := float64(reads-createReads) / float64(o.crs)
 	perCR := float64(before-createWrites) / float64(o.crs)
 	objects, err := managedObjects(ctx, c)
@@ -406,6 +411,7 @@ func run(o options) error {
 	rows = append(rows, sharedRows...)
 	rows = append(rows, []row{
 		{fmt.Sprintf("(iii) writes in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleWrites), "0", verdict(idleWrites == 0)},
+		{fmt.Sprintf("(iii) reads in %s idle, %d CRs", o.idle, o.crs), strconv.Itoa(idleReads), "0", verdict(idleReads == 0)},
 		{fmt.Sprintf("(iv) %d new CRs -> Deployments", o.crs), reconcile100.Round(time.Millisecond).String(), "", ""},
 		{fmt.Sprintf("(iv) the same vs the API server's floor for their %d writes", writes100), fmt.Sprintf("%.2fx (floor %s, %.0f writes/s)", floorRatio, floor100.Round(time.Millisecond), float64(writes100)/floor100.Seconds()), "<= 2x", verdict(floorRatio <= 2)},
 		{"(iv) CPU while creating them", fmt.Sprintf("%s; the machine had %d cores x %s = %.2f s", cpu100.describe(), goruntime.NumCPU(), reconcile100.Round(time.Millisecond), float64(goruntime.NumCPU())*reconcile100.Seconds()), "", ""},
