@@ -126,6 +126,15 @@ type Rechecker[O client.Object] interface {
 	Recheck(obj O) time.Duration
 }
 
+// Backoff is how soon to look again at something unwatched that has been
+// waited for so long: 10 s at first, then as long as it has waited, at most
+// 10 minutes (the reconcile period). A wait that never ends (a Route on a
+// cluster without a router) then costs a look every 10 minutes, not every
+// 10 s.
+func Backoff(waited time.Duration) time.Duration {
+	return min(max(waited, 10*time.Second), 10*time.Minute)
+}
+
 // Observation is what the reconciler learned in one pass, for Status.
 type Observation struct {
 	// Failure is why the current spec could not be applied; nil when it was.

@@ -276,13 +276,7 @@ func (*Kind) Recheck(cr *nemov1alpha1.NemoGuardrails) time.Duration {
 	if c == nil || c.Status == metav1.ConditionTrue {
 		return 0
 	}
-	return routeRecheck(time.Since(c.LastTransitionTime.Time))
-}
-
-// routeRecheck is the wait after a Route has waited so long for admission:
-// 10 s, then as long as it has waited, at most 10 minutes.
-func routeRecheck(waited time.Duration) time.Duration {
-	return min(max(waited, 10*time.Second), 10*time.Minute)
+	return release.Backoff(time.Since(c.LastTransitionTime.Time))
 }
 
 // binding is the proxy's ClusterRoleBinding of the CR: ClusterRole

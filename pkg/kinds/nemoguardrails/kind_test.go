@@ -100,11 +100,17 @@ func findCond(st nemov1alpha1.NemoGuardrailStatus, t string) *metav1.Condition {
 }
 
 // A Route waiting for a router is looked at again after 10 s, then as
-// long as it has waited, at most every 10 minutes.
+// long as it has waited, at most every 10 minutes; an admitted one is not.
 func TestRouteRecheckBacksOff(t *testing.T) {
-	assert.Equal(t, 10*time.Second, routeRecheck(0))
-	assert.Equal(t, 40*time.Second, routeRecheck(40*time.Second))
-	assert.Equal(t, 10*time.Minute, routeRecheck(3*time.Hour))
+	k := &Kind{}
+	cr := &nemov1alpha1.NemoGuardrails{}
+	assert.Zero(t, k.Recheck(cr), "no RouteReady: nothing to wait for")
+	cr.Status.Conditions = []metav1.Condition{{Type: TypeRouteReady, Status: metav1.ConditionFalse, LastTransitionTime: metav1.NewTime(time.Now().Add(-40 * time.Second))}}
+	assert.InDelta(t, float64(40*time.Second), float64(k.Recheck(cr)), float64(2*time.Second))
+	cr.Status.Conditions[0].LastTransitionTime = metav1.NewTime(time.Now().Add(-3 * time.Hour))
+	assert.Equal(t, 10*time.Minute, k.Recheck(cr))
+	cr.Status.Conditions[0].Status = metav1.ConditionTrue
+	assert.Zero(t, k.Recheck(cr))
 }
 
 // Images: our key, then RELATED_IMAGE_, then upstream's key, then the default.

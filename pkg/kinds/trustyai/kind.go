@@ -144,27 +144,34 @@ func (k *Kind) SharedConfigMaps() []string {
 	return k.SharedConfigMapsWith(UpstreamConfigMap)
 }
 
-// Rechecks: what no watch of the operator sees.
-const (
-	// routeRecheck while a router has not admitted the Route.
-	routeRecheck = 10 * time.Second
-	// databaseRecheck in DATABASE mode: Secret <name>-db-ca (looked up by
-	// name, not watched) and what the pods say of the credentials are seen
-	// within it, or at once on any event of the CR.
-	databaseRecheck = 2 * time.Minute
-)
-
-// Recheck implements release.Rechecker; while another controller reverts
-// the model-server wiring, again when the write budget's window has passed.
+// Recheck implements release.Rechecker: what no watch of the operator sees
+// is looked at again while it is not as wanted, at intervals that grow with
+// the time it has waited (release.Backoff: 10 s, then as long as it has
+// waited, at most 10 minutes), never on a fixed short period: a Route no
+// router admits, and in DATABASE mode the pods' credentials (what the
+// kubelet says of them) while the database is not available. Once all is
+// well, the reconcile period (and any event of the CR) is what looks again:
+// Secret <name>-db-ca, looked up by name, appears within it. While another
+// controller reverts the wiring: the write budget's window.
 func (*Kind) Recheck(cr *trustyv1.TrustyAIService) time.Duration {
-	if c := meta.FindStatusCondition(cr.Status.Conditions, TypeRouteAvailable); c != nil && c.Status == metav1.ConditionFalse {
-		return routeRecheck
+	var after time.Duration
+	soonest := func(d time.Duration) {
+		if d > 0 && (after == 0 || d < after) {
+			after = d
+		}
 	}
+	waiting := func(t string) {
+		if c := meta.FindStatusCondition(cr.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse {
+			soonest(release.Backoff(time.Since(c.LastTransitionTime.Time)))
+		}
+	}
+	waiting(TypeRouteAvailable)
 	if cr.Spec.Storage.Format == trustyv1.StorageDatabase {
-		return databaseRecheck
+		waiting(TypeDBAvailable)
+		waiting(status.TypeDeploymentReady)
 	}
 	if c := meta.FindStatusCondition(cr.Status.Conditions, TypeInferenceServicesPresent); c != nil && c.Reason == ReasonRevertedByAnother {
-		return wiringWindow
+		soonest(wiringWindow)
 	}
-	return 0
+	return after
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -286,14 +287,19 @@ func TestRecheck(t *testing.T) {
 	k := &Kind{}
 	cr := sample(t, nil)
 	assert.Zero(t, k.Recheck(cr), "PVC mode, nothing unwatched pending")
-	cr.Status.Conditions = []metav1.Condition{{Type: TypeRouteAvailable, Status: metav1.ConditionFalse, Reason: "RouteNotAdmitted"}}
-	assert.Equal(t, routeRecheck, k.Recheck(cr), "a router's admission is not watched")
+	since := func(d time.Duration) metav1.Time { return metav1.NewTime(time.Now().Add(-d)) }
+	cr.Status.Conditions = []metav1.Condition{{Type: TypeRouteAvailable, Status: metav1.ConditionFalse, Reason: "RouteNotAdmitted", LastTransitionTime: since(0)}}
+	assert.Equal(t, 10*time.Second, k.Recheck(cr), "a router's admission is not watched: 10 s at first")
+	cr.Status.Conditions[0].LastTransitionTime = since(time.Hour)
+	assert.Equal(t, 10*time.Minute, k.Recheck(cr), "then as long as it has waited, at most 10 minutes: no endless 10 s polling")
 	cr.Status.Conditions[0].Status = metav1.ConditionTrue
 	cr.Spec.Storage.Format = trustyv1.StorageDatabase
-	assert.Equal(t, databaseRecheck, k.Recheck(cr), "Secret <name>-db-ca is looked up, not watched")
-	assert.Equal(t, databaseRecheck, release.Register[*trustyv1.TrustyAIService, *Inputs](k).Recheck(cr), "through the registry's adapter")
+	assert.Zero(t, k.Recheck(cr), "DATABASE mode with the database available: the reconcile period")
+	cr.Status.Conditions = append(cr.Status.Conditions, metav1.Condition{Type: TypeDBAvailable, Status: metav1.ConditionFalse, Reason: "DBCredentialsNotFound", LastTransitionTime: since(30 * time.Second)})
+	assert.InDelta(t, float64(30*time.Second), float64(k.Recheck(cr)), float64(2*time.Second), "what the kubelet says of the credentials is not watched")
+	assert.InDelta(t, float64(30*time.Second), float64(release.Register[*trustyv1.TrustyAIService, *Inputs](k).Recheck(cr)), float64(2*time.Second), "through the registry's adapter")
 	cr.Spec.Storage.Format = trustyv1.StoragePVC
-	cr.Status.Conditions = append(cr.Status.Conditions, metav1.Condition{Type: TypeInferenceServicesPresent, Status: metav1.ConditionFalse, Reason: ReasonRevertedByAnother})
+	cr.Status.Conditions = append(cr.Status.Conditions[:1], metav1.Condition{Type: TypeInferenceServicesPresent, Status: metav1.ConditionFalse, Reason: ReasonRevertedByAnother})
 	assert.Equal(t, wiringWindow, k.Recheck(cr), "the write budget's window, while another controller reverts the wiring")
 }
 
