@@ -164,6 +164,7 @@ func TestEvalHubUpstreamMCPSample(t *testing.T) {
 	markReady(t, ns, name, 1)
 	markReady(t, ns, name+"-mcp", 1)
 	ready := waitEvalHub(t, ns, name, status.TypeReady, metav1.ConditionTrue, "DeploymentReady")
+	assert.NotContains(t, env.EventReasons(t, ns, name), "DriftRepaired", "what the chart renders is what the API server stores: nothing to repair")
 	assert.Equal(t, evalhubv1.PhaseReady, ready.Status.Phase)
 	assert.Equal(t, corev1.ConditionTrue, ready.Status.Ready)
 	assert.Equal(t, fmt.Sprintf("https://%s.%s.svc.cluster.local:8443", name, ns), ready.Status.URL)

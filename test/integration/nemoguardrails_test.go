@@ -96,6 +96,7 @@ func TestNemoGuardrailsLifecycle(t *testing.T) {
 
 	markReady(t, ns, cr.Name, 1)
 	ready := waitNemo(t, ns, cr.Name, status.TypeReady, metav1.ConditionTrue, "AllComponentsReady")
+	assert.NotContains(t, env.EventReasons(t, ns, cr.Name), "DriftRepaired", "what the chart renders is what the API server stores: nothing to repair")
 	assert.Equal(t, "Ready", ready.Status.Phase)
 	assert.Equal(t, metav1.ConditionTrue, meta.FindStatusCondition(ready.Status.Conditions, "ReconcileComplete").Status)
 	assert.Nil(t, meta.FindStatusCondition(ready.Status.Conditions, "RouteReady"), "no Route API, no Ingress domain: nothing to wait for")

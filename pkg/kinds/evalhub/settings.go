@@ -93,9 +93,15 @@ func ParseSettings(environ []string, data, upstream map[string]string, operatorN
 		}
 		if v == "" {
 			v = k.def
-		} else if _, err := resource.ParseQuantity(v); err != nil {
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
 			return s, settings.Invalid(k.key, "%q in %s is not a quantity (e.g. 500m, 2Gi): %v", v, from, err)
 		}
+		// The API server stores a quantity in its canonical form ("2000m"
+		// as "2"): rendered so, the Deployment is what is stored, and no
+		// reconcile sees drift in it.
+		v = q.String()
 		r := &s.Server
 		if k.container == "proxy" {
 			r = &s.Proxy
