@@ -404,7 +404,7 @@ func run(o options) error {
 		change := costScale/cost100 - 1
 		scaleRows = []row{
 			{fmt.Sprintf("(vii) %d more CRs -> Deployments (%d in all)", n, o.scale), took.Round(time.Millisecond).String(), "", ""},
-			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.3f (%d writes for %d CRs; %d refused)", perCRScale, writesScale, n, refusedScale), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCRScale <= perCRObjects+4)},
+			{fmt.Sprintf("(vii) writes per new %s, CRs %d-%d", o.kind, o.crs+1, o.scale), fmt.Sprintf("%.3f (%d writes for %d CRs; %d refused)", perCRScale, writesScale, n, refusedScale), fmt.Sprintf("<= %.0f (objects + 3)", perCRObjects+3), verdict(perCRScale <= perCRObjects+3)},
 			{fmt.Sprintf("(vii) time per CR, first %d vs next %d", o.crs, n), fmt.Sprintf("%.1f ms vs %.1f ms (%+.0f%%)", 1000*cost100, 1000*costScale, 100*change), "within +-20%", verdict(change >= -0.2 && change <= 0.2)},
 			{fmt.Sprintf("(vii) RSS, %d CRs idle (noise objects still there)", o.scale), fmt.Sprintf("%s (%.2fx the RSS at %d)", mib(rssScale), float64(rssScale)/float64(rssIdle), o.crs), "<= 2x", verdict(float64(rssScale) <= 2*float64(rssIdle))},
 		}
@@ -414,7 +414,7 @@ func run(o options) error {
 
 	ratio := float64(rssNoise) / float64(rssIdle)
 	rows := []row{
-		{fmt.Sprintf("(i) RSS, %d %ss idle", o.crs, o.kind), fmt.Sprintf("%s (%s)", mib(rssIdle), split100), "<= 70 MiB", verdict(rssIdle <= 70<<20)},
+		{fmt.Sprintf("(i) RSS, %d %ss idle", o.crs, o.kind), fmt.Sprintf("%s (%s)", mib(rssIdle), split100), "<= 56 MiB", verdict(rssIdle <= 56<<20)},
 		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
@@ -427,7 +427,7 @@ func run(o options) error {
 		{fmt.Sprintf("(iv) the same vs the API server's floor for their %d writes", writes100), fmt.Sprintf("%.2fx (floor %s, %.0f writes/s)", floorRatio, floor100.Round(time.Millisecond), float64(writes100)/floor100.Seconds()), "<= 2x", verdict(floorRatio <= 2)},
 		{fmt.Sprintf("(iv) the same vs the replay floor: its %d objects (%.1f per CR) re-created, 16 at a time", replayN, float64(replayN)/float64(o.crs)), fmt.Sprintf("%.2fx (floor %s)", replayRatio, replay100.Round(time.Millisecond)), "<= 2.5x", verdict(replayRatio <= 2.5)},
 		{"(iv) CPU while creating them", fmt.Sprintf("%s; the machine had %d cores x %s = %.2f s", cpu100.describe(), goruntime.NumCPU(), reconcile100.Round(time.Millisecond), float64(goruntime.NumCPU())*reconcile100.Seconds()), "", ""},
-		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.2f (%.1f objects; %d refused)", perCR, perCRObjects, refused), fmt.Sprintf("<= %.0f (objects + 4)", perCRObjects+4), verdict(perCR <= perCRObjects+4)},
+		{fmt.Sprintf("(v) writes per new %s (events included)", o.kind), fmt.Sprintf("%.2f (%.1f objects; %d refused)", perCR, perCRObjects, refused), fmt.Sprintf("<= %.0f (objects + 3)", perCRObjects+3), verdict(perCR <= perCRObjects+3)},
 		{fmt.Sprintf("(v) reads per new %s (watches aside)", o.kind), fmt.Sprintf("%.1f", readsPerCR), "", ""},
 		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
 	}...)
