@@ -148,7 +148,7 @@ func (k *Kind) wireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIS
 			// Changing what another manager owns would conflict: say so without writing.
 			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName(), state: ownedElsewhere, detail: fmt.Sprintf("InferenceService %s: spec.predictor.logger is set by %s; the operator does not force it: %s", isvc.GetName(), quoted(slices.Compact(ownedBy)), fix)})
 			continue
-		case !k.budget.allows(isvc.GetUID(), time.Now()):
+		case !k.budget.allows(budgetKey(cr, isvc.GetUID()), time.Now()):
 			outs = append(outs, outcome{kind: "InferenceService", name: isvc.GetName(), state: reverted, detail: revertedDetail("InferenceService", isvc.GetName(), isvc.GetManagedFields())})
 			continue
 		}
@@ -158,7 +158,7 @@ func (k *Kind) wireInferenceServices(ctx context.Context, cr *trustyv1.TrustyAIS
 			return nil, err
 		}
 		if o.state == configured {
-			k.budget.record(isvc.GetUID(), time.Now())
+			k.budget.record(budgetKey(cr, isvc.GetUID()), time.Now())
 		}
 		outs = append(outs, o)
 	}

@@ -310,7 +310,7 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 		case len(p.ownedBy) > 0:
 			outs = append(outs, outcome{kind: kind, name: d.Name, state: ownedElsewhere, detail: fmt.Sprintf("%s %s: container mm's %s is set by %s; the operator does not force it", kind, d.Name, envTLSKeyCertPath, quoted(p.ownedBy))})
 			continue
-		case !k.budget.allows(d.UID, time.Now()):
+		case !k.budget.allows(budgetKey(cr, d.UID), time.Now()):
 			outs = append(outs, outcome{kind: kind, name: d.Name, state: reverted, detail: revertedDetail(kind, d.Name, d.ManagedFields) + "; for ModelMesh's own controller: " + fix})
 			continue
 		}
@@ -325,7 +325,7 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 				outs = append(outs, outcome{kind: kind, name: d.Name, state: unfit, detail: fmt.Sprintf("%s %s changed while it was configured; looking again", kind, d.Name)})
 				continue
 			}
-			k.budget.record(d.UID, time.Now())
+			k.budget.record(budgetKey(cr, d.UID), time.Now())
 			setBy := "another manager"
 			if by = slices.DeleteFunc(by, func(m string) bool { return m == AppendManager }); len(by) > 0 {
 				setBy = quoted(by)
@@ -343,7 +343,7 @@ func (k *Kind) wireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService, 
 			}
 			if applied.state == configured && p.edit == nil {
 				// One write of the wiring per Deployment and reconcile.
-				k.budget.record(d.UID, time.Now())
+				k.budget.record(budgetKey(cr, d.UID), time.Now())
 			}
 			if applied.state != configured {
 				o = applied

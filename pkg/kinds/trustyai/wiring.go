@@ -196,6 +196,15 @@ func wirerOf(tas []trustyv1.TrustyAIService) string {
 	return tas[0].Name
 }
 
+// budgetKey is a write budget's key: one service's writes to one model
+// server. Per service: when a service hands a namespace over to the next
+// (its give-back, the successor's apply), the successor starts with a
+// budget of its own, and the handover's writes are never taken for another
+// controller's reverts.
+func budgetKey(cr *trustyv1.TrustyAIService, server types.UID) types.UID {
+	return types.UID(string(cr.UID) + "/" + string(server))
+}
+
 // writeBudget remembers the wiring's writes to each model server, by UID.
 // It lives as long as the process: a restart starts every budget afresh.
 type writeBudget struct {

@@ -306,3 +306,18 @@ func TestVanished(t *testing.T) {
 	assert.False(t, vanished(apierrors.NewConflict(gr, "m", errors.New(`Apply failed with 1 conflict: conflict with "kubectl": .spec.predictor.logger.url`))), "a field conflict is another manager's")
 	assert.False(t, vanished(apierrors.NewNotFound(gr, "m")))
 }
+
+// Budgets are one service's to one model server: a successor that takes a
+// namespace over has a budget of its own (TestTrustyAIServiceModelMeshWiring's
+// handover once spent the first service's on the second's writes).
+func TestWriteBudgetPerService(t *testing.T) {
+	var b writeBudget
+	now := time.Unix(1_000_000, 0)
+	first := &trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{UID: "first"}}
+	second := &trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{UID: "second"}}
+	for i := 0; i < wiringBudget; i++ {
+		b.record(budgetKey(first, "server"), now)
+	}
+	assert.False(t, b.allows(budgetKey(first, "server"), now))
+	assert.True(t, b.allows(budgetKey(second, "server"), now))
+}
