@@ -358,14 +358,13 @@ func (k *Kind) Status(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs, ob
 		o.MissingProviders, o.MissingCollections = in.missingProviders, in.missingCollections
 		o.Gathered = true
 	}
-	var err error
 	for _, ref := range obs.Objects {
 		if ref.Kind != "Deployment" {
 			continue
 		}
-		d, err2 := release.GetRendered(ctx, k.Deps, cr.Namespace, ref.Name, &appsv1.Deployment{})
-		if err2 != nil {
-			return err2
+		d, err := release.GetRendered(ctx, k.Deps, cr.Namespace, ref.Name, &appsv1.Deployment{})
+		if err != nil {
+			return err
 		}
 		if ref.Name == cr.Name {
 			o.Deployment = d
@@ -374,5 +373,5 @@ func (k *Kind) Status(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs, ob
 		}
 	}
 	cr.Status = computeStatus(cr.Status, o)
-	return err
+	return nil
 }
