@@ -239,15 +239,16 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 	if f, err := r.recorded(ac, obj, relName); err != nil {
 		return nil, f, err
 	}
-	upstream := false
+	// A new CR's install is in its status (Reconciled, Ready), not in an
+	// event: an event is a write, the fourth besides the objects (finalizer,
+	// record, status), and a new CR costs its objects + 3 (issue 33).
+	// Upgrades, repairs, uninstalls and failures are events. The events an
+	// upstream operator emits for what it creates are kept (TrustyAI's
+	// PVCCreated, ServiceMonitorCreated): tooling may wait for them.
 	for _, o := range r.manifests.objects(rel.Manifest) {
 		if reason := r.meta.CreatedEvents[o.Kind]; reason != "" {
 			r.recorder.Eventf(obj, corev1.EventTypeNormal, reason, "created %s %s (installed release %s revision %d)", o.Kind, o.Name, rel.Name, rel.Version)
-			upstream = true
 		}
-	}
-	if !upstream {
-		r.recorder.Eventf(obj, corev1.EventTypeNormal, "Installed", "installed release %s revision %d", rel.Name, rel.Version)
 	}
 	return rel, nil, nil
 }

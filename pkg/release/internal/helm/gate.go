@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/manifestutil"
 	sdkhandler "github.com/operator-framework/operator-lib/handler"
@@ -187,17 +188,33 @@ func (l liveObject) ref() string {
 	return l.info.Mapping.GroupVersionKind.Kind + " " + l.info.Namespace + "/" + l.info.Name
 }
 
+// readers is how many of a manifest's objects the gate reads at once.
+const readers = 8
+
 // checkOwnership reads every object of a manifest from the API server and
 // returns them with their live state, or a *guard.Conflict for the first one
-// that exists and is not the operator's for this release and CR.
+// (in the manifest's order) that exists and is not the operator's for this
+// release and CR. The reads run side by side (readers at a time): one
+// round trip's wait for a manifest of a few objects instead of one per
+// object (issue 33).
 func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObject, error) {
-	out := make([]liveObject, 0, len(infos))
-	for _, info := range infos {
-		l, err := readOwned(info, own)
+	out := make([]liveObject, len(infos))
+	errs := make([]error, len(infos))
+	sem := make(chan struct{}, readers)
+	var wg sync.WaitGroup
+	for i, info := range infos {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = readOwned(info, own)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, l)
 	}
 	return out, nil
 }
