@@ -115,7 +115,17 @@ func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, o
 	// an earlier CR of the same name (its objects name a dead owner, which the
 	// garbage collector deletes) is upgraded, rendering every object again.
 	if last != nil && last.Info.Status == helmrelease.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] && owner.Current(last.Labels) {
-		repaired, err := helm.RepairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.cachedCopy(ctx))
+		revision := fmt.Sprintf("%s/%d/%s", relName, last.Version, labels[LabelChartDigest])
+		if r.drift.unchanged(obj.GetUID(), revision, r.cachedVersion(ctx)) {
+			return last, nil, nil
+		}
+		seen := &checkedCopies{}
+		repaired, err := helm.RepairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.checkedCopies(ctx, seen))
+		if err == nil && len(repaired) == 0 && seen.complete {
+			r.drift.remember(obj.GetUID(), revision, seen.objects)
+		} else {
+			r.drift.forget(obj.GetUID())
+		}
 		if len(repaired) > 0 {
 			r.recorder.Eventf(obj, corev1.EventTypeNormal, "DriftRepaired", "restored %s to what release %s renders", strings.Join(repaired, ", "), relName)
 		}
@@ -178,7 +188,10 @@ func (r *Reconciler) sweepUnrendered(ctx context.Context, obj client.Object, rel
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		list := lo.(client.ObjectList)
-		if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{LabelManaged: "true"}); err != nil {
+		// The cache's own objects, not copies: they are read and deleted,
+		// never changed, and a namespace of many CRs holds many (each
+		// install listed them all, copied: issue 33).
+		if err := r.client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{LabelManaged: "true"}, client.UnsafeDisableDeepCopy); err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		err = meta.EachListItem(list, func(o runtime.Object) error {
@@ -340,6 +353,7 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 	}
 	r.refusals.forget(obj.GetUID())
 	r.statuses.forget(obj.GetUID())
+	r.drift.forget(obj.GetUID())
 	if err := r.kind.Cleanup(ctx, obj); err != nil {
 		return fmt.Errorf("clean up: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -130,3 +131,50 @@ func (c *manifestCache) objects(manifest string) []ObjectRef {
 	}
 	return slices.Clone(objs)
 }
+
+// driftCache remembers, per CR, the release revision whose objects the last
+// drift check found as rendered, and the resourceVersion each had in the
+// cache then. While the revision and every one of those versions are the
+// same, another check would find what the last one found: it is skipped, no
+// manifest parsed and nothing compared. The objects' own events (a create,
+// a status update by their controller) reconcile the CR several times in a
+// burst; each such reconcile cost a parse of the manifest and a comparison
+// of every object (issue 33). A check that read any object from the API
+// server (a type the cache does not hold, or an object it missed) or
+// repaired anything is not remembered.
+type driftCache struct{ m sync.Map } // the CR's UID -> checkedRelease
+
+// checkedRelease is a release revision whose objects were found as rendered.
+type checkedRelease struct {
+	revision string
+	objects  []checkedObject
+}
+
+// checkedObject is one object of a checked release, as the cache held it.
+type checkedObject struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+	resourceVersion string
+}
+
+// unchanged says whether revision is the one last found as rendered for the
+// CR and every object of it still has the version it had (version reads it
+// from the cache; "" when the cache does not hold it).
+func (c *driftCache) unchanged(uid types.UID, revision string, version func(checkedObject) string) bool {
+	v, ok := c.m.Load(uid)
+	if !ok || v.(checkedRelease).revision != revision {
+		return false
+	}
+	for _, o := range v.(checkedRelease).objects {
+		if rv := version(o); rv == "" || rv != o.resourceVersion {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *driftCache) remember(uid types.UID, revision string, objects []checkedObject) {
+	c.m.Store(uid, checkedRelease{revision: revision, objects: objects})
+}
+
+func (c *driftCache) forget(uid types.UID) { c.m.Delete(uid) }

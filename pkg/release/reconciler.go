@@ -79,6 +79,7 @@ type Reconciler struct {
 	refusals  refusalCache
 	statuses  statusCache
 	manifests manifestCache
+	drift     driftCache
 	// reachable caches when Helm's reachability check last passed (Unix
 	// nanoseconds), for every CR's kube client (helm.KubeClient).
 	reachable atomic.Int64
@@ -207,6 +208,45 @@ func (r *Reconciler) cachedCopy(ctx context.Context) func(*resource.Info) runtim
 			return nil
 		}
 		return obj
+	}
+}
+
+// checkedCopies is cachedCopy that also notes each object it was asked
+// for, with the version the cache held (complete stays true while every one
+// came from the cache), for the drift cache.
+type checkedCopies struct {
+	objects  []checkedObject
+	complete bool
+}
+
+func (r *Reconciler) checkedCopies(ctx context.Context, seen *checkedCopies) func(*resource.Info) runtime.Object {
+	cached := r.cachedCopy(ctx)
+	seen.complete = true
+	return func(info *resource.Info) runtime.Object {
+		obj := cached(info)
+		m, ok := obj.(client.Object)
+		if !ok {
+			seen.complete = false
+			return obj
+		}
+		seen.objects = append(seen.objects, checkedObject{gvk: info.Mapping.GroupVersionKind, namespace: info.Namespace, name: info.Name, resourceVersion: m.GetResourceVersion()})
+		return obj
+	}
+}
+
+// cachedVersion is the resourceVersion of an object in the cache ("" when
+// the cache does not hold it), read without a copy of the object.
+func (r *Reconciler) cachedVersion(ctx context.Context) func(checkedObject) string {
+	return func(o checkedObject) string {
+		t, ok := r.fullCopies[o.gvk]
+		if !ok {
+			return ""
+		}
+		obj := t.DeepCopyObject().(client.Object)
+		if err := r.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, obj, client.UnsafeDisableDeepCopy); err != nil {
+			return ""
+		}
+		return obj.GetResourceVersion()
 	}
 }
 
