@@ -414,7 +414,7 @@ func run(o options) error {
 
 	ratio := float64(rssNoise) / float64(rssIdle)
 	rows := []row{
-		{fmt.Sprintf("(i) RSS, %d %ss idle", o.crs, o.kind), fmt.Sprintf("%s (%s)", mib(rssIdle), split100), "<= 56 MiB", verdict(rssIdle <= 56<<20)},
+		{fmt.Sprintf("(i) RSS, %d %s idle", o.crs, plural(o.kind)), fmt.Sprintf("%s (%s)", mib(rssIdle), split100), "<= 56 MiB", verdict(rssIdle <= 56<<20)},
 		{fmt.Sprintf("(i) RSS, + %d ConfigMaps (10 KiB) and %d Secrets", o.configMaps, o.secrets), fmt.Sprintf("%s (%.3fx)", mib(rssNoise), ratio), "<= 1.15x", verdict(ratio <= 1.15)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p50 over %d", o.updates), ms(p50), "< 1 s", verdict(p50 < time.Second)},
 		{fmt.Sprintf("(ii) ConfigMap update -> new hash, p99 over %d", o.updates), ms(p99), "< 3 s", verdict(p99 < 3*time.Second)},
@@ -648,7 +648,7 @@ func floor(ctx context.Context, c client.Client, metricsURL, ns string, n int) (
 // the fastest of three rounds, and how many objects.
 func replayFloor(ctx context.Context, c client.Client, from, ns string) (int, time.Duration, error) {
 	var objs []client.Object
-	for _, l := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ServiceAccountList{}, &corev1.ConfigMapList{}, &rbacv1.RoleBindingList{}} {
+	for _, l := range namespacedLists() {
 		if err := c.List(ctx, l, client.InNamespace(from), client.MatchingLabels{release.LabelManaged: "true"}); err != nil {
 			return 0, 0, err
 		}
@@ -1099,16 +1099,25 @@ func phaseSplit(before, after phaseTimes) string {
 
 // managedObjects counts the objects the operator created for the bench's
 // CRs (labelled as its own), its cluster-scoped bindings included.
+// namespacedLists are the namespaced types the operator creates for the
+// bench's CRs: what (v) counts as their objects and the replay floor
+// re-creates.
+func namespacedLists() []client.ObjectList {
+	return []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ServiceAccountList{}, &networkingv1.NetworkPolicyList{}, &corev1.ConfigMapList{}, &corev1.PersistentVolumeClaimList{}, &networkingv1.IngressList{}, &policyv1.PodDisruptionBudgetList{}, &rbacv1.RoleBindingList{}}
+}
+
 func managedObjects(ctx context.Context, c client.Client) (int, error) {
 	n := 0
-	for _, l := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ServiceAccountList{}, &networkingv1.NetworkPolicyList{}, &corev1.ConfigMapList{}, &corev1.PersistentVolumeClaimList{}, &networkingv1.IngressList{}, &policyv1.PodDisruptionBudgetList{}} {
+	for _, l := range namespacedLists() {
 		if err := c.List(ctx, l, client.InNamespace("bench"), client.MatchingLabels{"ai-stack-operator.io/managed": "true"}); err != nil {
 			return 0, err
 		}
 		n += meta.LenList(l)
 	}
+	// The proxies' ClusterRoleBindings (every kind's name its CR's
+	// namespace under the operator's key; TrustyAI's under upstream's too).
 	crbs := &rbacv1.ClusterRoleBindingList{}
-	if err := c.List(ctx, crbs, client.MatchingLabels{"ai-stack-operator.io/managed": "true", "trustyai.opendatahub.io/owner-namespace": "bench"}); err != nil {
+	if err := c.List(ctx, crbs, client.MatchingLabels{release.LabelManaged: "true", release.LabelOwnerNamespace: "bench"}); err != nil {
 		return 0, err
 	}
 	return n + len(crbs.Items), nil
@@ -1241,4 +1250,12 @@ func saveURL(hc *http.Client, url, file string) error {
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", file)
 	return f.Close()
+}
+
+// plural is a kind's plural as its CRD names it (NemoGuardrails is one).
+func plural(kind string) string {
+	if strings.HasSuffix(kind, "s") {
+		return kind
+	}
+	return kind + "s"
 }

@@ -141,9 +141,10 @@ func grantLabels(cr *evalhubv1.EvalHub) map[string]string {
 	}
 }
 
-// ours says whether an object carries the CR's grant labels.
+// ours says whether an object carries the CR's grant labels, the
+// operator's among them.
 func ours(cr *evalhubv1.EvalHub, labels map[string]string) bool {
-	return labels[LabelGrant] == "true" && labels[release.LabelOwnerKind] == evalhubv1.Kind &&
+	return labels[release.LabelManaged] == "true" && labels[LabelGrant] == "true" && labels[release.LabelOwnerKind] == evalhubv1.Kind &&
 		labels[release.LabelOwnerNamespace] == cr.Namespace && labels[labelOwnerName] == naming.NameLabel(cr.Name)
 }
 

@@ -76,9 +76,12 @@ func (k *Kind) readTenancy(ctx context.Context, cr *evalhubv1.EvalHub, s Setting
 	return Tenants(cr, in), nil
 }
 
-// grantSelector selects the objects of the CR's grants in every namespace.
+// grantSelector selects the objects of the CR's grants in every namespace:
+// only those with the operator's label too, so that a copy of a grant
+// without it (someone else's object with the grant's other labels) is
+// never updated or deleted.
 func grantSelector(cr *evalhubv1.EvalHub) client.MatchingLabels {
-	return client.MatchingLabels{LabelGrant: "true", release.LabelOwnerKind: evalhubv1.Kind, release.LabelOwnerNamespace: cr.Namespace, labelOwnerName: naming.NameLabel(cr.Name)}
+	return client.MatchingLabels{release.LabelManaged: "true", LabelGrant: "true", release.LabelOwnerKind: evalhubv1.Kind, release.LabelOwnerNamespace: cr.Namespace, labelOwnerName: naming.NameLabel(cr.Name)}
 }
 
 // existingGrants lists the objects of the CR's grants, by kind/namespace/name:

@@ -3,6 +3,7 @@ package evalhub
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"testing"
@@ -52,6 +53,13 @@ func TestGrantObjects(t *testing.T) {
 	for _, o := range objs {
 		byNS[o.GetNamespace()]++
 		assert.True(t, ours(cr, o.GetLabels()), "%s/%s", o.GetNamespace(), o.GetName())
+		copied := maps.Clone(o.GetLabels())
+		delete(copied, release.LabelManaged)
+		assert.False(t, ours(cr, copied), "a copy without the operator's label is someone else's")
+		for k, v := range grantSelector(cr) {
+			assert.Equal(t, v, o.GetLabels()[k], "the selector finds %s/%s", o.GetNamespace(), o.GetName())
+		}
+		assert.Contains(t, grantSelector(cr), release.LabelManaged)
 		if o.GetNamespace() == "ops" {
 			require.Len(t, o.GetOwnerReferences(), 1)
 		} else {
