@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -63,6 +64,11 @@ func runCommand(args []string, stderr io.Writer) error {
 		}
 	}
 
+	if *pprof == "" || *pprof == "0" {
+		// Nobody can read a heap profile: the runtime need not sample one
+		// (its records of every sampled allocation site stay resident).
+		runtime.MemProfileRate = 0
+	}
 	ws, err := watches.Load(*watchesFile)
 	if err != nil {
 		return err

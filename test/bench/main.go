@@ -147,7 +147,13 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	mgr, metricsURL, err := startOperator(o, dir, kubeconfig, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort))
+	// net/http/pprof only when a profile is asked for: the operator runs as
+	// it is deployed (pprof off, and with it the heap profiler's records).
+	var pprofArgs []string
+	if o.cpuprofile != "" || o.trace != "" || o.heapprofile != "" {
+		pprofArgs = []string{"--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort)}
+	}
+	mgr, metricsURL, err := startOperator(o, dir, kubeconfig, pprofArgs...)
 	if err != nil {
 		return err
 	}
