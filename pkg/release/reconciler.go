@@ -194,42 +194,40 @@ func NewReconciler(opts ...Option) (*Reconciler, error) {
 	return r, nil
 }
 
-// cachedCopy reads an object of a release from the cache of the owned types,
-// for drift repair; nil when that type's copies are partial or the cache has
-// none of that name.
-func (r *Reconciler) cachedCopy(ctx context.Context) func(*resource.Info) runtime.Object {
-	return func(info *resource.Info) runtime.Object {
-		t, ok := r.fullCopies[info.Mapping.GroupVersionKind]
-		if !ok {
-			return nil
-		}
-		obj := t.DeepCopyObject().(client.Object)
-		if err := r.client.Get(ctx, client.ObjectKey{Namespace: info.Namespace, Name: info.Name}, obj); err != nil {
-			return nil
-		}
-		return obj
+// fromCache reads an object of a release from the cache of the owned
+// types; nil when that type's copies are partial or the cache has none of
+// that name.
+func (r *Reconciler) fromCache(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts ...client.GetOption) client.Object {
+	t, ok := r.fullCopies[gvk]
+	if !ok {
+		return nil
 	}
+	obj := t.DeepCopyObject().(client.Object)
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj, opts...); err != nil {
+		return nil
+	}
+	return obj
 }
 
-// checkedCopies is cachedCopy that also notes each object it was asked
-// for, with the version the cache held (complete stays true while every one
-// came from the cache), for the drift cache.
+// checkedCopies are the cached copies drift repair compared, with the
+// version the cache held of each (complete stays true while every one came
+// from the cache), for the drift cache.
 type checkedCopies struct {
 	objects  []checkedObject
 	complete bool
 }
 
+// checkedCopies reads an object of a release from the cache for drift
+// repair (nil: repair reads it from the API server) and notes it in seen.
 func (r *Reconciler) checkedCopies(ctx context.Context, seen *checkedCopies) func(*resource.Info) runtime.Object {
-	cached := r.cachedCopy(ctx)
 	seen.complete = true
 	return func(info *resource.Info) runtime.Object {
-		obj := cached(info)
-		m, ok := obj.(client.Object)
-		if !ok {
+		obj := r.fromCache(ctx, info.Mapping.GroupVersionKind, info.Namespace, info.Name)
+		if obj == nil {
 			seen.complete = false
-			return obj
+			return nil
 		}
-		seen.objects = append(seen.objects, checkedObject{gvk: info.Mapping.GroupVersionKind, namespace: info.Namespace, name: info.Name, resourceVersion: m.GetResourceVersion()})
+		seen.objects = append(seen.objects, checkedObject{gvk: info.Mapping.GroupVersionKind, namespace: info.Namespace, name: info.Name, resourceVersion: obj.GetResourceVersion()})
 		return obj
 	}
 }
@@ -238,15 +236,10 @@ func (r *Reconciler) checkedCopies(ctx context.Context, seen *checkedCopies) fun
 // the cache does not hold it), read without a copy of the object.
 func (r *Reconciler) cachedVersion(ctx context.Context) func(checkedObject) string {
 	return func(o checkedObject) string {
-		t, ok := r.fullCopies[o.gvk]
-		if !ok {
-			return ""
+		if obj := r.fromCache(ctx, o.gvk, o.namespace, o.name, client.UnsafeDisableDeepCopy); obj != nil {
+			return obj.GetResourceVersion()
 		}
-		obj := t.DeepCopyObject().(client.Object)
-		if err := r.client.Get(ctx, client.ObjectKey{Namespace: o.namespace, Name: o.name}, obj, client.UnsafeDisableDeepCopy); err != nil {
-			return ""
-		}
-		return obj.GetResourceVersion()
+		return ""
 	}
 }
 
