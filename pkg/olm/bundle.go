@@ -409,7 +409,7 @@ func extraObjects(root string) ([]File, error) {
 	}
 	slices.SortFunc(kindRoles, func(a, b source) int { return strings.Compare(a.path, b.path) })
 	for _, src := range append([]source{
-		{"config/default/metrics_service.yaml", "service", "v1"},
+		{"config/default/operator/metrics_service.yaml", "service", "v1"},
 		{"config/rbac/metrics_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_proxy_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},
 		{"config/rbac/trustyai_db_ca_reader_role.yaml", "clusterrole", "rbac.authorization.k8s.io_v1"},

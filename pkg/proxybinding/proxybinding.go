@@ -66,7 +66,7 @@ func Ensure(ctx context.Context, c client.Client, b Binding, have *rbacv1.Cluste
 		// The API server's escalation check answers NotFound when the
 		// role is missing, Forbidden when the operator lacks its rules (or
 		// the admission policy refuses the binding).
-		return &status.Failure{Reason: status.ReasonOperatorForbidden, Message: fmt.Sprintf("create ClusterRoleBinding %s: %v: the API server lets the operator bind ClusterRole %s only when that role exists and the operator holds its permissions; install the operator's manifests (%s)", want.Name, err, want.RoleRef.Name, b.RoleManifest)}
+		return &status.Failure{Reason: status.ReasonOperatorForbidden, Message: fmt.Sprintf("create ClusterRoleBinding %s: %v: the API server lets the operator bind ClusterRole %s only when that role exists and the operator holds its permissions; install the operator's manifests, which create it under that name (the OLM bundle, dist/install.yaml, config/default: %s with config/default's name prefix)", want.Name, err, want.RoleRef.Name, b.RoleManifest)}
 	case err != nil:
 		return fmt.Errorf("create ClusterRoleBinding %s: %w", want.Name, err)
 	}

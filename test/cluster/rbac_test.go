@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -335,45 +334,18 @@ func TestMissingProxyRoleIsReported(t *testing.T) {
 	env.Eventually(t, "the TrustyAIService deleted", env.GoneFrom(&trustyv1.TrustyAIService{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "tas"}}))
 }
 
-// installBindingPolicy installs config/policy's admission policies of the
-// operator's ClusterRoleBindings and RoleBindings, for the test's operator
-// ServiceAccount.
-func installBindingPolicy(t *testing.T, ctx context.Context) {
+// assertRBACRefusals checks, as the operator's ServiceAccount (op) whose
+// own ClusterRole is ownRole, with the admission policies of config/policy
+// in force, that a compromised operator cannot turn its ClusterRole into
+// power over the cluster's RBAC: it may neither bind its own role or
+// system:auth-delegator to anyone, nor bind the EvalHub roles cluster-wide,
+// nor delete or update another's binding, nor read a Secret; it may create
+// and delete the bindings its kinds need. (RBAC alone lets it: the API
+// server's escalation check passes for roles whose permissions it holds,
+// and RBAC cannot limit create to names.) TestHardeningOfEachInstallPath
+// runs it for each documented way to install the operator.
+func assertRBACRefusals(t *testing.T, ctx context.Context, op client.Client, self rbacv1.Subject, ownRole string) {
 	t.Helper()
-	for _, file := range []string{"trustyai_proxy_bindings.yaml", "anyuid_bindings.yaml", "lmevaljob_driver_roles.yaml"} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "config", "policy", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs := strings.Split(strings.ReplaceAll(string(raw), ":ai-stack-operator-controller-manager'", ":rbac-test-operator'"), "\n---\n")
-		policy, binding := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		for i, obj := range []client.Object{policy, binding} {
-			if err := yaml.UnmarshalStrict([]byte(docs[i]), obj); err != nil {
-				t.Fatal(err)
-			}
-			obj.SetName("ai-stack-operator-" + obj.GetName())
-			if err := k8s.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
-// A compromised operator cannot turn its ClusterRole into power over the
-// cluster's RBAC: with config/rbac's role and config/policy's admission
-// policy, it may neither bind its own role or system:auth-delegator to
-// anyone, nor delete or update another's binding, nor read a Secret; it may
-// create and delete the TrustyAI proxy bindings it needs. (RBAC alone let it:
-// the API server's escalation check passes for roles whose permissions it
-// holds, and RBAC cannot limit create to names.)
-func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
-	ctx := context.Background()
-	installProxyRole(t, ctx)
-	installBindingPolicy(t, ctx)
-	op, err := client.New(operatorConfig(t, ctx), client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	binding := func(name, role string, subject rbacv1.Subject) *rbacv1.ClusterRoleBinding {
 		return &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -401,7 +373,13 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 		}
 		return nil
 	})
-	refused("bind its own ClusterRole to system:unauthenticated", op.Create(ctx, binding("grab-all", "rbac-test-manager-role", anyone)))
+	refused("bind its own ClusterRole to system:unauthenticated", op.Create(ctx, binding("grab-all", ownRole, anyone)))
+	// The second security review's reproductions, with the policies applied
+	// as documented: token and access reviews for every authenticated user,
+	// and the EvalHub roles' Secret access cluster-wide for itself.
+	authenticated := rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:authenticated"}
+	refused("bind system:auth-delegator to system:authenticated", op.Create(ctx, binding("grab-delegation", "system:auth-delegator", authenticated)))
+	refused("bind ai-stack-operator-evalhub-model-secret cluster-wide to itself", op.Create(ctx, binding("grab-secrets", "ai-stack-operator-evalhub-model-secret", self)))
 	refused("bind the proxy role to another subject", op.Create(ctx, binding("trustyai-proxy.default.x", "ai-stack-operator-trustyai-proxy", someSA)))
 
 	theirs := binding("someone-elses", "view", someSA)
@@ -460,7 +438,7 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 		}
 	}
 	env.Eventually(t, "the policy refuses a RoleBinding of the operator's own role", func() error {
-		rb := roleBinding("llama-rb", "rbac-test-manager-role", "llama-sa")
+		rb := roleBinding("llama-rb", ownRole, "llama-sa")
 		if err := op.Create(ctx, rb); err == nil {
 			_ = k8s.Delete(ctx, rb)
 			return fmt.Errorf("allowed")
@@ -554,7 +532,7 @@ func TestOperatorCannotRewriteClusterRBAC(t *testing.T) {
 	other.Subjects[0].Name = "default"
 	refused("bind a driver's Role to another ServiceAccount", op.Create(ctx, other))
 	manager := rb.DeepCopy()
-	manager.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "rbac-test-manager-role"}
+	manager.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ownRole}
 	refused("bind its own ClusterRole under a driver's name", op.Create(ctx, manager))
 	if err := op.Create(ctx, rb); err != nil {
 		t.Fatalf("the driver's RoleBinding the chart renders: %v", err)
