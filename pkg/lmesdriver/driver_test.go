@@ -376,8 +376,15 @@ func TestJobStatusPatchesOnlyTheStatusOfItsJob(t *testing.T) {
 		t.Fatalf("request %s %s %s", got.method, got.path, got.ctype)
 	}
 	st := got.body["status"].(map[string]any)
-	if st["state"] != "Complete" || st["reason"] != "Succeeded" || st["results"] != `{"r":1}` || st["progressBars"] != nil {
+	// The end is the kubelet's to publish (the termination message): the
+	// final report keeps the state Running, with the results.
+	if st["state"] != "Running" || st["reason"] != "NoReason" || st["message"] != MessageCompleted || st["results"] != `{"r":1}` || st["progressBars"] != nil {
 		t.Fatalf("patch %v", got.body)
+	}
+	for _, k := range []string{"completeTime", "podName", "lastScheduleTime", "conditions", "observedGeneration"} {
+		if _, ok := st[k]; ok {
+			t.Fatalf("the patch writes %s, which is the operator's: %v", k, got.body)
+		}
 	}
 	if len(got.body) != 1 {
 		t.Fatalf("the patch touches more than status: %v", got.body)

@@ -75,8 +75,18 @@ func (j *JobStatus) Report(ctx context.Context, s Status) error {
 
 // patchOf is the merge patch of the driver's fields: every one set, so that
 // a field the status had (an earlier run's results) is replaced or removed.
+// The driver never ends the job in the status: its final report carries the
+// results and the message with the state still Running, and the end (state
+// and reason) goes to the termination message, which only the kubelet
+// publishes; the operator ends the job from there. (config/policy's
+// lmevaljob_driver_status.yaml refuses a driver's status write that changes
+// anything but these fields, or moves the state anywhere but to Running.)
 func patchOf(s Status) map[string]any {
-	p := map[string]any{"state": s.State, "reason": s.Reason, "message": s.Message, "progressBars": s.ProgressBars, "results": nil}
+	state, reason := s.State, s.Reason
+	if s.Final() {
+		state, reason = lmv1alpha1.JobStateRunning, lmv1alpha1.ReasonNone
+	}
+	p := map[string]any{"state": state, "reason": reason, "message": s.Message, "progressBars": s.ProgressBars, "results": nil}
 	if s.ProgressBars == nil {
 		p["progressBars"] = nil
 	}

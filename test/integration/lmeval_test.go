@@ -280,3 +280,83 @@ func TestLMEvalJobCABundleForHTTPSModels(t *testing.T) {
 	}
 	assert.Contains(t, env, "REQUESTS_CA_BUNDLE=/etc/ssl/certs/odh-ca-bundle.crt")
 }
+
+// runPod plays the kubelet: the pod's main container runs.
+func runPod(t *testing.T, ns, name string) {
+	t.Helper()
+	pod := &corev1.Pod{}
+	require.NoError(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod))
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: lmeval.ContainerMain, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	require.NoError(t, k8s.Status().Update(context.Background(), pod))
+}
+
+// With config/policy applied as documented (`kubectl apply -k
+// config/policy`), a job's driver reports its progress and results, and the
+// API server refuses every write of the end (state Complete or Cancelled, a
+// completeTime) and of the operator's fields: the end is the kubelet's to
+// report. (The second security review's finding: the driver's token, in
+// every container of the pod, could end the job in its status while the
+// pod ran on.)
+func TestDriverMayReportButNotEndItsJob(t *testing.T) {
+	ctx := context.Background()
+	framework.ApplyAsDocumented(t, k8s, framework.Objects(t, framework.Kustomize(t, "config/policy")), false)
+	lmevalOperator(t)
+	ns := env.NewNamespace(t, "lmeval-driver-policy")
+	job := sampleJob(t, ns)
+	waitJob(t, ns, job.Name, "Scheduled", inState(lmv1alpha1.JobStateScheduled, ""))
+	runPod(t, ns, job.Name)
+	job = waitJob(t, ns, job.Name, "Running", inState(lmv1alpha1.JobStateRunning, ""))
+
+	dcfg := driverConfig(t, ns, lmeval.NamesOf(job.Name).ServiceAccount)
+	dc, err := client.New(dcfg, client.Options{Scheme: operator.Scheme()})
+	require.NoError(t, err)
+	patch := func(body string) error {
+		return dc.Status().Patch(ctx, getJob(t, ns, job.Name), client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	forged := fmt.Sprintf(`{"status":{"state":"Complete","reason":"Succeeded","completeTime":%q}}`, now)
+	// The policy takes a moment to load.
+	env.Eventually(t, "the policy refuses the driver's end of its job", func() error {
+		if err := patch(forged); err == nil {
+			return errors.New("allowed")
+		}
+		return nil
+	})
+	for what, body := range map[string]string{
+		"state Complete":     `{"status":{"state":"Complete","reason":"Succeeded"}}`,
+		"state Cancelled":    `{"status":{"state":"Cancelled"}}`,
+		"a completeTime":     fmt.Sprintf(`{"status":{"completeTime":%q}}`, now),
+		"the pod's name":     `{"status":{"podName":"another"}}`,
+		"the conditions":     `{"status":{"conditions":[]}}`,
+		"observedGeneration": `{"status":{"observedGeneration":42}}`,
+	} {
+		err := patch(body)
+		if assert.Error(t, err, "the driver wrote %s", what) {
+			assert.True(t, apierrors.IsForbidden(err), "%s: %v", what, err)
+			assert.Contains(t, err.Error(), "driver", what)
+		}
+	}
+
+	// What the driver does write passes: progress, then its final report
+	// (results, the state still Running; the end in the termination message).
+	report, err := lmesdriver.NewJobStatus(dcfg, ns, job.Name)
+	require.NoError(t, err)
+	require.NoError(t, report.Report(ctx, lmesdriver.Status{State: lmv1alpha1.JobStateRunning, Reason: lmv1alpha1.ReasonNone, Message: "Running loglikelihood requests", ProgressBars: []lmv1alpha1.ProgressBar{{Message: "Running loglikelihood requests", Percent: "50%", Count: "1/2"}}}))
+	final := lmesdriver.Status{State: lmv1alpha1.JobStateComplete, Reason: lmv1alpha1.ReasonSucceeded, Message: lmesdriver.MessageCompleted, Results: `{"results":{"arc_easy":{"acc":0.5}}}`}
+	require.NoError(t, report.Report(ctx, final))
+	job = getJob(t, ns, job.Name)
+	assert.Equal(t, lmv1alpha1.JobStateRunning, job.Status.State, "the driver's report does not end the job")
+	assert.Nil(t, job.Status.CompleteTime)
+	assert.Equal(t, final.Results, job.Status.Results)
+
+	// The kubelet ends it: the operator writes the end, with the results.
+	term := filepath.Join(t.TempDir(), "termination-log")
+	require.NoError(t, lmesdriver.Termination{Path: term}.Report(ctx, final))
+	msg, err := os.ReadFile(term)
+	require.NoError(t, err)
+	finishPod(t, ns, job.Name, 0, string(msg))
+	job = waitJob(t, ns, job.Name, "Complete", inState(lmv1alpha1.JobStateComplete, lmv1alpha1.ReasonSucceeded))
+	assert.NotNil(t, job.Status.CompleteTime)
+	assert.Equal(t, final.Results, job.Status.Results)
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -463,4 +465,62 @@ func TestAnotherWorkloadOfTheJobsNameIsNamed(t *testing.T) {
 	got.SetGroupVersionKind(lmeval.WorkloadGVK)
 	require.NoError(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(foreign), got))
 	assert.Empty(t, got.GetOwnerReferences(), "not taken over")
+}
+
+// runPod plays the kubelet: the pod's main container runs.
+func runPod(t *testing.T, job *lmv1alpha1.LMEvalJob) {
+	t.Helper()
+	p := pod(t, job)
+	p.Status.Phase = corev1.PodRunning
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: lmeval.ContainerMain, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	require.NoError(t, k8s.Status().Update(context.Background(), p))
+}
+
+// A job's own pod cannot free its Kueue quota while it runs (the second
+// security review's finding: the driver's token, mounted in the pod, patched
+// the job's status to Complete with a completeTime; the operator marked the
+// Workload Finished, Kueue handed the quota back, and the pod ran on). The
+// end comes from the kubelet only: the operator puts the status back to the
+// running pod's, the Workload keeps its admission, and it is Finished once
+// the pod ends. (The admission policy config/policy/lmevaljob_driver_status.yaml
+// refuses such a write outright; this control plane has none installed, so
+// this is the operator's own defence.)
+func TestForgedEndKeepsTheQuota(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t, "kueue-forged")
+	flavor(t, "default-flavor", nil)
+	job := createJob(t, ns, nil)
+	admit(t, workload(t, job, "the job's Workload", exists), "default-flavor")
+	job = waitJob(t, job, lmv1alpha1.JobStateScheduled, "")
+	runPod(t, job)
+	job = waitJob(t, job, lmv1alpha1.JobStateRunning, "")
+	running := pod(t, job)
+
+	// The driver's token, as the pod holds it.
+	sa := lmeval.NamesOf(job.Name).ServiceAccount
+	tok, err := kubernetes.NewForConfigOrDie(restCfg).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	driver := rest.AnonymousClientConfig(restCfg)
+	driver.BearerToken = tok.Status.Token
+	dc, err := client.New(driver, client.Options{Scheme: operator.Scheme()})
+	require.NoError(t, err)
+	forged := fmt.Sprintf(`{"status":{"state":"Complete","reason":"Succeeded","message":"job completed","completeTime":%q}}`, time.Now().UTC().Format(time.RFC3339))
+	require.NoError(t, dc.Status().Patch(ctx, job.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(forged))), "the driver may patch its job's status (RBAC cannot limit fields)")
+
+	job = waitJob(t, job, lmv1alpha1.JobStateRunning, lmv1alpha1.ReasonNone)
+	assert.Nil(t, job.Status.CompleteTime, "the forged completeTime is gone")
+	wl := workload(t, job, "the Workload still admitted", hasCondition("Admitted", metav1.ConditionTrue, ""))
+	for _, c := range conditions(t, wl) {
+		if c.Type == "Finished" && c.Status == metav1.ConditionTrue {
+			t.Fatalf("the Workload was marked Finished while the pod runs: %+v", c)
+		}
+	}
+	p := pod(t, job)
+	assert.Equal(t, running.UID, p.UID, "the same pod")
+	assert.Nil(t, p.DeletionTimestamp, "the running pod is not deleted")
+
+	// The kubelet's end finishes the Workload.
+	finishPod(t, job)
+	waitJob(t, job, lmv1alpha1.JobStateComplete, lmv1alpha1.ReasonSucceeded)
+	workload(t, job, "the Workload Finished", hasCondition("Finished", metav1.ConditionTrue, "Succeeded"))
 }

@@ -32,6 +32,10 @@ const (
 // asks and the administrator allows.
 type Permits struct {
 	Online, CodeExecution bool
+	// RemoteCode: a trust_remote_code argument in modelArgs or genArgs
+	// reaches lm-eval (the administrator allows code execution); without
+	// it such an argument is dropped and named in Refused.
+	RemoteCode bool
 	// Refused lists the job's fields that asked for what the administrator
 	// denies ("spec.allowOnline", "spec.allowCodeExecution").
 	Refused []string
@@ -56,7 +60,56 @@ func PermitsFor(spec *lmv1alpha1.LMEvalJobSpec, s Settings) Permits {
 			p.Refused = append(p.Refused, "spec.allowCodeExecution")
 		}
 	}
+	// trust_remote_code=True runs the model repository's code: code
+	// execution, whatever spec.allowCodeExecution says (the environment
+	// variables the permit sets do not reach this argument).
+	p.RemoteCode = s.AllowCodeExecution
+	if !p.RemoteCode {
+		for _, f := range []struct {
+			field string
+			args  []lmv1alpha1.Arg
+		}{{"spec.modelArgs", spec.ModelArgs}, {"spec.genArgs", spec.GenArgs}} {
+			for i, a := range f.args {
+				if remoteCode(a) {
+					p.Refused = append(p.Refused, fmt.Sprintf("%s[%d] (%s=%s)", f.field, i, a.Name, a.Value))
+				}
+			}
+		}
+	}
 	return p
+}
+
+// remoteCode says whether an argument asks lm-eval (and the libraries it
+// hands model_args to) to run a repository's code: trust_remote_code with
+// a value Python reads as true (lm-eval turns "false" into False and
+// numbers into numbers; any other non-empty string is true).
+func remoteCode(a lmv1alpha1.Arg) bool {
+	if !strings.EqualFold(strings.TrimSpace(a.Name), "trust_remote_code") {
+		return false
+	}
+	v := strings.TrimSpace(a.Value)
+	if v == "" || strings.EqualFold(v, "false") {
+		return false
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f == 0 {
+		return false
+	}
+	return true
+}
+
+// permittedArgs are the arguments lm-eval gets: a trust_remote_code
+// argument only where the administrator allows code execution.
+func permittedArgs(args []lmv1alpha1.Arg, p Permits) []lmv1alpha1.Arg {
+	if p.RemoteCode {
+		return args
+	}
+	out := make([]lmv1alpha1.Arg, 0, len(args))
+	for _, a := range args {
+		if !remoteCode(a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
@@ -127,7 +180,7 @@ func Tasks(tl *lmv1alpha1.TaskList) []string {
 func Args(spec *lmv1alpha1.LMEvalJobSpec, s Settings, p Permits) []string {
 	out := []string{"python", "-m", "lm_eval", "--output_path", OutputPath, "--model", spec.Model}
 	if spec.ModelArgs != nil {
-		out = append(out, "--model_args", joinArgs(spec.ModelArgs))
+		out = append(out, "--model_args", joinArgs(permittedArgs(spec.ModelArgs, p)))
 	}
 	out = append(out, "--tasks", strings.Join(Tasks(&spec.TaskList), ","), "--include_path", TaskRecipesPath)
 	if spec.NumFewShot != nil {
@@ -137,7 +190,7 @@ func Args(spec *lmv1alpha1.LMEvalJobSpec, s Settings, p Permits) []string {
 		out = append(out, "--limit", spec.Limit)
 	}
 	if spec.GenArgs != nil {
-		out = append(out, "--gen_kwargs", joinArgs(spec.GenArgs))
+		out = append(out, "--gen_kwargs", joinArgs(permittedArgs(spec.GenArgs, p)))
 	}
 	if isTrue(spec.LogSamples) {
 		out = append(out, "--log_samples")

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 )
 
@@ -127,5 +130,41 @@ func TestBatchSizeAsUpstreamSettlesIt(t *testing.T) {
 	}
 	if got, _ := BatchSize(&lmv1alpha1.LMEvalJobSpec{}, s); got != "8" {
 		t.Fatalf("unset batch size: %q", got)
+	}
+}
+
+// trust_remote_code in modelArgs or genArgs runs the model repository's
+// code: with lmes-allow-code-execution false it never reaches lm-eval
+// (the environment variables the permit sets do not stop that argument),
+// and Permitted names it; a false value, and the administrator's permit,
+// leave it as written. (The second security review's finding.)
+func TestTrustRemoteCodeArgumentNeedsTheCodePermit(t *testing.T) {
+	spec := lmv1alpha1.LMEvalJobSpec{
+		Model: "hf",
+		ModelArgs: []lmv1alpha1.Arg{{Name: "pretrained", Value: "org/model"}, {Name: "trust_remote_code", Value: "True"},
+			{Name: "Trust_Remote_Code", Value: "yes"}, {Name: "trust_remote_code", Value: "False"}},
+		GenArgs:  []lmv1alpha1.Arg{{Name: "trust_remote_code", Value: "1"}, {Name: "temperature", Value: "0"}},
+		TaskList: lmv1alpha1.TaskList{TaskNames: []string{"arc_easy"}},
+	}
+	s := defaults(t) // code execution denied, the operator's default
+	p := PermitsFor(&spec, s)
+	args := Args(&spec, s, p)
+	joined := strings.Join(args, " ")
+	if !strings.Contains(joined, "--model_args pretrained=org/model,trust_remote_code=False ") || !strings.Contains(joined, "--gen_kwargs temperature=0 ") {
+		t.Fatalf("args %q", args)
+	}
+	want := []string{"spec.modelArgs[1] (trust_remote_code=True)", "spec.modelArgs[2] (Trust_Remote_Code=yes)", "spec.genArgs[0] (trust_remote_code=1)"}
+	if !slices.Equal(p.Refused, want) {
+		t.Fatalf("refused %q, want %q", p.Refused, want)
+	}
+	plan := Decide(Input{Job: &lmv1alpha1.LMEvalJob{Spec: spec}, Permits: p, Now: t0})
+	if c := meta.FindStatusCondition(plan.Status.Conditions, TypePermitted); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "spec.modelArgs[1] (trust_remote_code=True)") {
+		t.Fatalf("Permitted %+v", c)
+	}
+
+	s.AllowCodeExecution = true
+	p = PermitsFor(&spec, s)
+	if got := strings.Join(Args(&spec, s, p), " "); !strings.Contains(got, "trust_remote_code=True,Trust_Remote_Code=yes,trust_remote_code=False") || len(p.Refused) != 0 {
+		t.Fatalf("with the permit: %q, refused %q", got, p.Refused)
 	}
 }

@@ -23,6 +23,13 @@ const (
 	volumeS3Certs   = "certificates-s3"
 	volumeDocker    = "docker-config"
 	volumeCABundle  = "odh-ca-bundle"
+	// VolumeDriverToken is the driver's ServiceAccount token, CA and
+	// namespace, as the kubelet would mount them, in the main container
+	// only: the pod does not mount its token automatically, so that the
+	// author's sidecars get it only by mounting this volume themselves.
+	VolumeDriverToken = "lmes-driver-token"
+	// ServiceAccountPath is where client libraries look for the token.
+	ServiceAccountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 	// HFHomePath is where an offline PVC is mounted (the image's HF_HOME).
 	HFHomePath = "/opt/app-root/src/hf_home"
 	// LabelName and NameValue are the label upstream puts on job pods.
@@ -189,6 +196,7 @@ func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, withCA bool) core
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeCABundle, MountPath: CABundleMountPath, SubPath: CABundleKey, ReadOnly: true})
 	}
 	add(EnvJobNamespace, job.Namespace, EnvJobName, job.Name)
+	mounts = append(mounts, corev1.VolumeMount{Name: VolumeDriverToken, MountPath: ServiceAccountPath, ReadOnly: true})
 	var sidecars []corev1.Container
 	var affinity *corev1.Affinity
 	podSecurity := &corev1.PodSecurityContext{RunAsNonRoot: boolPtr(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
@@ -198,6 +206,7 @@ func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, withCA bool) core
 	if withCA {
 		volumes = append(volumes, corev1.Volume{Name: volumeCABundle, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: CABundleName(job.Name)}}}})
 	}
+	volumes = append(volumes, driverTokenVolume())
 	if spec.Pod != nil {
 		sidecars = spec.Pod.SideCars
 		affinity = spec.Pod.Affinity
@@ -221,9 +230,11 @@ func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, withCA bool) core
 	}}, sidecars...)
 	return corev1.PodSpec{
 		ServiceAccountName: names.ServiceAccount,
-		RestartPolicy:      corev1.RestartPolicyNever,
-		SecurityContext:    podSecurity,
-		Affinity:           affinity,
+		// The token goes to the main container only (VolumeDriverToken).
+		AutomountServiceAccountToken: boolPtr(false),
+		RestartPolicy:                corev1.RestartPolicyNever,
+		SecurityContext:              podSecurity,
+		Affinity:                     affinity,
 		InitContainers: []corev1.Container{{
 			Name: ContainerDriver, Image: s.DriverImage, ImagePullPolicy: s.ImagePullPolicy,
 			Command:         []string{DriverPath, "--copy", DestDriverPath},
@@ -233,6 +244,21 @@ func PodSpec(job *lmv1alpha1.LMEvalJob, s Settings, p Permits, withCA bool) core
 		Containers: containers,
 		Volumes:    volumes,
 	}
+}
+
+// driverTokenVolume is what the kubelet mounts for a pod's ServiceAccount
+// (a bound token of an hour, the cluster's root CA, the namespace), as a
+// volume of the pod's own.
+func driverTokenVolume() corev1.Volume {
+	mode, expiry := int32(0o644), int64(3607)
+	return corev1.Volume{Name: VolumeDriverToken, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: &mode,
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiry}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}}
 }
 
 func verify(b *bool) string {

@@ -40,8 +40,47 @@ func TestBaselinePodIsUpstreamsLayout(t *testing.T) {
 	if main.Name != "main" || main.Image != DefaultPodImage || main.Command[0] != DestDriverPath || main.Args[0] != "python" || len(main.Ports) != 0 {
 		t.Fatalf("main container: %+v", main)
 	}
-	if len(spec.Volumes) != 1 || spec.Volumes[0].EmptyDir == nil || main.VolumeMounts[0].MountPath != "/opt/app-root/src/bin" {
+	if len(spec.Volumes) != 2 || spec.Volumes[0].EmptyDir == nil || main.VolumeMounts[0].MountPath != "/opt/app-root/src/bin" {
 		t.Fatalf("volumes %+v mounts %+v", spec.Volumes, main.VolumeMounts)
+	}
+	// The driver's token: not mounted by the kubelet in every container,
+	// but as a volume of the pod's own in the main container only.
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Fatalf("the pod mounts its token in every container: %v", spec.AutomountServiceAccountToken)
+	}
+	token := spec.Volumes[1]
+	if token.Name != VolumeDriverToken || token.Projected == nil || len(token.Projected.Sources) != 3 || token.Projected.Sources[0].ServiceAccountToken == nil {
+		t.Fatalf("token volume %+v", token)
+	}
+	if m := main.VolumeMounts[len(main.VolumeMounts)-1]; m.Name != VolumeDriverToken || m.MountPath != ServiceAccountPath || !m.ReadOnly {
+		t.Fatalf("the main container's token mount %+v", m)
+	}
+}
+
+// A job author's sidecars run in the job's pod, but without the driver's
+// token (which may write the job's status): only a sidecar that mounts the
+// token's volume itself gets it.
+func TestSidecarsGetNoDriverToken(t *testing.T) {
+	j := job("")
+	j.Spec.Pod = &lmv1alpha1.LMEvalPodSpec{SideCars: []corev1.Container{
+		{Name: "plain", Image: "x"},
+		{Name: "asks", Image: "y", VolumeMounts: []corev1.VolumeMount{{Name: VolumeDriverToken, MountPath: ServiceAccountPath, ReadOnly: true}}},
+	}}
+	s := defaults(t)
+	spec := PodSpec(j, s, PermitsFor(&j.Spec, s), false)
+	if *spec.AutomountServiceAccountToken {
+		t.Fatal("automount")
+	}
+	mounted := func(c corev1.Container) bool {
+		for _, m := range c.VolumeMounts {
+			if m.Name == VolumeDriverToken || m.MountPath == ServiceAccountPath {
+				return true
+			}
+		}
+		return false
+	}
+	if !mounted(spec.Containers[0]) || mounted(spec.Containers[1]) || !mounted(spec.Containers[2]) || mounted(spec.InitContainers[0]) {
+		t.Fatalf("token mounts: main %v, plain sidecar %v, asking sidecar %v, init %v", mounted(spec.Containers[0]), mounted(spec.Containers[1]), mounted(spec.Containers[2]), mounted(spec.InitContainers[0]))
 	}
 }
 
@@ -77,7 +116,7 @@ func TestPodCarriesStorageCredentialsAndUserAdditions(t *testing.T) {
 	for _, v := range spec.Volumes {
 		vols = append(vols, v.Name)
 	}
-	if !slices.Equal(vols, []string{"shared", "outputs", "offline", "docker-config", "extra"}) {
+	if !slices.Equal(vols, []string{"shared", "outputs", "offline", "docker-config", "extra", "lmes-driver-token"}) {
 		t.Fatalf("volumes %q", vols)
 	}
 	if spec.Volumes[1].PersistentVolumeClaim.ClaimName != "eval-pvc" {
@@ -129,8 +168,8 @@ func TestCABundleForHTTPSModels(t *testing.T) {
 	if env[len(env)-3] != "REQUESTS_CA_BUNDLE=/etc/ssl/certs/odh-ca-bundle.crt" {
 		t.Fatalf("env %q", env)
 	}
-	last := main.VolumeMounts[len(main.VolumeMounts)-1]
-	vol := spec.Volumes[len(spec.Volumes)-1]
+	last := main.VolumeMounts[len(main.VolumeMounts)-2] // then the driver's token
+	vol := spec.Volumes[len(spec.Volumes)-2]
 	if last.Name != "odh-ca-bundle" || last.SubPath != "merged-ca-bundle.crt" || !last.ReadOnly || vol.ConfigMap == nil || vol.ConfigMap.Name != "eval-ca-bundle" {
 		t.Fatalf("mount %+v volume %+v", last, vol)
 	}

@@ -152,8 +152,9 @@ func Decide(in Input) Plan {
 		st = lmv1alpha1.LMEvalJobStatus{State: lmv1alpha1.JobStateNew, Reason: lmv1alpha1.ReasonNone, Conditions: st.Conditions, ObservedGeneration: st.ObservedGeneration}
 		ev(corev1.EventTypeNormal, EventRerun, "the spec of the LMEvalJob %s changed after it completed: it runs again", job.Name)
 
-	case st.State == lmv1alpha1.JobStateComplete && st.CompleteTime != nil:
-		// Finished: nothing to do.
+	case st.State == lmv1alpha1.JobStateComplete && st.CompleteTime != nil && !Live(in.Pod):
+		// Finished: nothing to do. (A Complete status while the pod still
+		// runs is not the operator's: see the default case.)
 
 	case st.State == lmv1alpha1.JobStateCancelled:
 		// A user's cancellation (upstream's: a write of status.state).
@@ -191,12 +192,12 @@ func Decide(in Input) Plan {
 		switch {
 		case in.Pod != nil:
 			// A pod on its way out (suspend, re-run): wait for it.
-		case st.State == lmv1alpha1.JobStateScheduled || st.State == lmv1alpha1.JobStateRunning:
+		case st.State == lmv1alpha1.JobStateScheduled || st.State == lmv1alpha1.JobStateRunning || st.State == lmv1alpha1.JobStateComplete:
+			// Gone before the operator saw it end (a Complete without a
+			// completeTime is not the operator's, which always stamps it):
+			// how it ended is unknown.
 			complete(lmv1alpha1.ReasonFailed, fmt.Sprintf("pods %q not found", NamesOf(job.Name).Pod))
 			plan.Events = append([]Event{{corev1.EventTypeWarning, EventPodMissing, fmt.Sprintf("the pod for the LMEvalJob %s in namespace %s is gone", job.Name, job.Namespace)}}, plan.Events...)
-		case st.State == lmv1alpha1.JobStateComplete:
-			// The driver reported the end and the pod is gone: done.
-			complete(st.Reason, st.Message)
 		case in.InvalidReason == ReasonInvalidSpec:
 			complete(lmv1alpha1.ReasonFailed, "Input validation failed: "+in.InvalidMessage)
 		case in.InvalidReason != "":
@@ -217,10 +218,38 @@ func Decide(in Input) Plan {
 		}
 
 	default:
+		if st.State == lmv1alpha1.JobStateComplete {
+			// Only the kubelet ends a run (the pod's phase and its
+			// termination message), or the operator, which deletes a pod
+			// whose job it ends. A Complete status while the pod runs was
+			// written by someone else (the driver's token may patch the
+			// status): the pod's state is the truth, so that the job keeps
+			// its Kueue quota while its pod runs.
+			st.State, st.Reason, st.CompleteTime = lmv1alpha1.JobStateRunning, lmv1alpha1.ReasonNone, nil
+			st.Message = "the evaluation is running"
+		}
 		observeRunning(&st, in.Pod, complete)
+		if st.State == lmv1alpha1.JobStateComplete && !terminated(in.Pod) {
+			// Ended by the operator (a container that can never start):
+			// the pod goes, so that nothing of the job runs or holds its
+			// node's resources once its Workload is finished.
+			plan.DeletePod = true
+		}
 	}
 	plan.Status = st
 	return plan
+}
+
+// Live says whether the job's pod may still run: it exists, is not being
+// deleted and has not ended.
+func Live(p *Pod) bool { return p != nil && !p.Deleting && !terminated(p) }
+
+// QuotaReleasable says whether a job's Kueue Workload may be marked
+// Finished (which hands its quota back): the job is Complete and its pod
+// no longer runs (gone, or ended as the kubelet reports). Never while the
+// pod runs, whatever the status says.
+func QuotaReleasable(st *lmv1alpha1.LMEvalJobStatus, p *Pod) bool {
+	return st.State == lmv1alpha1.JobStateComplete && st.CompleteTime != nil && (p == nil || terminated(p))
 }
 
 // observeRunning follows a pod that exists.
@@ -238,11 +267,11 @@ func observeRunning(st *lmv1alpha1.LMEvalJobStatus, p *Pod, complete func(lmv1al
 		return
 	}
 	if terminated(p) {
+		// The end is the kubelet's word: the driver's termination message,
+		// else the pod's phase; never a state in the status, which the
+		// driver's token may write (the results it reported stay).
 		final := finalFrom(p.Main)
 		switch {
-		case st.State == lmv1alpha1.JobStateComplete && st.Reason != lmv1alpha1.ReasonNone && st.Reason != "":
-			// The driver patched the end (results with it): keep it.
-			complete(st.Reason, st.Message)
 		case final != nil:
 			complete(final.Reason, final.Message)
 		case p.Phase == corev1.PodSucceeded:

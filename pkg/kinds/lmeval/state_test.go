@@ -63,16 +63,28 @@ func TestStateMachine(t *testing.T) {
 		{name: "new job gets its pod", job: job(""), create: true, state: lmv1alpha1.JobStateScheduled, reason: lmv1alpha1.ReasonNone, message: "the pod is created", events: []string{EventPodCreation}},
 		{name: "pending pod stays Scheduled", job: job(lmv1alpha1.JobStateScheduled), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodPending, nil) }, state: lmv1alpha1.JobStateScheduled},
 		{name: "running main container is Running", job: job(lmv1alpha1.JobStateScheduled), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodRunning, running) }, state: lmv1alpha1.JobStateRunning, reason: lmv1alpha1.ReasonNone, message: "the evaluation is running"},
-		{name: "driver's end kept when the pod ends", job: func() *lmv1alpha1.LMEvalJob {
+		{name: "the pod's end, the driver's results kept", job: func() *lmv1alpha1.LMEvalJob {
 			j := job(lmv1alpha1.JobStateComplete)
 			j.Status.Reason, j.Status.Message, j.Status.Results = lmv1alpha1.ReasonSucceeded, "job completed", `{"results":{}}`
 			return j
 		}(), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodSucceeded, exited(0, "Completed", "")) }, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonSucceeded, message: "job completed", events: []string{EventJobCompleted}, completeTimed: true},
-		{name: "driver's end while the pod still runs: wait", job: func() *lmv1alpha1.LMEvalJob {
+		{name: "a Complete status while the pod runs is no end: the pod's state is", job: func() *lmv1alpha1.LMEvalJob {
 			j := job(lmv1alpha1.JobStateComplete)
 			j.Status.Reason, j.Status.Message = lmv1alpha1.ReasonSucceeded, "job completed"
 			return j
-		}(), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodRunning, running) }, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonSucceeded, message: "job completed"},
+		}(), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodRunning, running) }, state: lmv1alpha1.JobStateRunning, reason: lmv1alpha1.ReasonNone, message: "the evaluation is running"},
+		{name: "a forged end with a completeTime while the pod runs: Running, the pod kept", job: func() *lmv1alpha1.LMEvalJob {
+			j := job(lmv1alpha1.JobStateComplete)
+			ts := metav1.NewTime(t0.Add(-time.Second))
+			j.Status.Reason, j.Status.Message, j.Status.CompleteTime = lmv1alpha1.ReasonSucceeded, "job completed", &ts
+			return j
+		}(), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodRunning, running) }, state: lmv1alpha1.JobStateRunning, reason: lmv1alpha1.ReasonNone, message: "the evaluation is running"},
+		{name: "a forged end that names the reason is not taken when the pod ends otherwise", job: func() *lmv1alpha1.LMEvalJob {
+			j := job(lmv1alpha1.JobStateComplete)
+			j.Status.Reason, j.Status.Message = lmv1alpha1.ReasonSucceeded, "job completed"
+			return j
+		}(), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodFailed, exited(137, "OOMKilled", "")) },
+			state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: "OOMKilled", events: []string{EventJobCompleted}, completeTimed: true},
 		{name: "termination message when the status was not patched", job: job(lmv1alpha1.JobStateRunning), pod: func(j *lmv1alpha1.LMEvalJob) *Pod {
 			return pod(j, corev1.PodFailed, exited(1, "Error", `{"state":"Complete","reason":"Failed","message":"exit status 3"}`))
 		}, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: "exit status 3", events: []string{EventJobCompleted}, completeTimed: true},
@@ -82,7 +94,7 @@ func TestStateMachine(t *testing.T) {
 			state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonSucceeded, message: "job completed", events: []string{EventJobCompleted}, completeTimed: true},
 		{name: "bad image fails", job: job(lmv1alpha1.JobStateScheduled), pod: func(j *lmv1alpha1.LMEvalJob) *Pod {
 			return pod(j, corev1.PodPending, &corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "no such image"}})
-		}, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: "ImagePullBackOff: no such image", events: []string{EventJobCompleted}, completeTimed: true},
+		}, del: true, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: "ImagePullBackOff: no such image", events: []string{EventJobCompleted}, completeTimed: true},
 		{name: "ContainerCreating is no failure (upstream's bug)", job: job(lmv1alpha1.JobStateScheduled), pod: func(j *lmv1alpha1.LMEvalJob) *Pod {
 			return pod(j, corev1.PodPending, &corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}})
 		}, state: lmv1alpha1.JobStateScheduled},
@@ -90,7 +102,7 @@ func TestStateMachine(t *testing.T) {
 			p := pod(j, corev1.PodPending, nil)
 			p.Init = &corev1.ContainerStatus{Name: ContainerDriver, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull"}}}
 			return p
-		}, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: "the driver container: ErrImageNeverPull", events: []string{EventJobCompleted}, completeTimed: true},
+		}, del: true, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: "the driver container: ErrImageNeverPull", events: []string{EventJobCompleted}, completeTimed: true},
 		{name: "pod gone while running fails, never re-created", job: job(lmv1alpha1.JobStateRunning), state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed, message: `pods "eval" not found`, events: []string{EventPodMissing, EventJobCompleted}, completeTimed: true},
 		{name: "cancel deletes the pod", job: job(lmv1alpha1.JobStateCancelled), pod: func(j *lmv1alpha1.LMEvalJob) *Pod { return pod(j, corev1.PodRunning, running) },
 			del: true, state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonCancelled, message: "cancelled", events: []string{EventCancelled}, completeTimed: true},
@@ -180,5 +192,46 @@ func TestSpecHashIgnoresSuspend(t *testing.T) {
 	j.Spec.Limit = "5"
 	if SpecHash(&j.Spec) == h {
 		t.Fatal("limit did not change the hash")
+	}
+}
+
+// A job's Kueue quota is handed back only once its pod no longer runs, as
+// the kubelet reports it, whatever the job's status says: the driver's
+// token can write the status (the second security review's finding: a
+// status patched to Complete with a completeTime freed the quota of a pod
+// that kept running).
+func TestQuotaReleasableOnlyWhenThePodEnded(t *testing.T) {
+	running := &corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	done := func() *lmv1alpha1.LMEvalJob {
+		j := job(lmv1alpha1.JobStateComplete)
+		ts := metav1.NewTime(t0)
+		j.Status.CompleteTime, j.Status.Reason = &ts, lmv1alpha1.ReasonSucceeded
+		return j
+	}()
+	deleting := pod(done, corev1.PodRunning, running)
+	deleting.Deleting = true
+	for _, c := range []struct {
+		name string
+		job  *lmv1alpha1.LMEvalJob
+		pod  *Pod
+		want bool
+	}{
+		{"complete, the pod gone", done, nil, true},
+		{"complete, the pod succeeded", done, pod(done, corev1.PodSucceeded, &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}), true},
+		{"complete, the pod failed", done, pod(done, corev1.PodFailed, nil), true},
+		{"complete in the status, the pod running", done, pod(done, corev1.PodRunning, running), false},
+		{"complete in the status, the pod pending", done, pod(done, corev1.PodPending, nil), false},
+		{"complete, the pod being deleted but still running", done, deleting, false},
+		{"running", job(lmv1alpha1.JobStateRunning), nil, false},
+	} {
+		if got := QuotaReleasable(&c.job.Status, c.pod); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	// And the state machine never leaves such a status for the controller
+	// to act on: its plan for a forged end is a running job.
+	plan := Decide(Input{Job: done, Pod: pod(done, corev1.PodRunning, running), Now: t0})
+	if QuotaReleasable(&plan.Status, pod(done, corev1.PodRunning, running)) || plan.DeletePod {
+		t.Errorf("a forged end of a running job: %+v", plan)
 	}
 }

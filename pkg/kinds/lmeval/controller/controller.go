@@ -117,6 +117,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		pod = nil
 	} else if !metav1.IsControlledBy(pod, job) {
 		pod = nil // not this job's: never touched
+	} else if job.Status.State == lmv1alpha1.JobStateComplete && lmeval.Live(lmeval.ObservePod(pod)) {
+		// A Complete job whose pod runs: the state machine takes the pod's
+		// word over the status, so the API server confirms the pod first
+		// (the cache may not have seen the deletion of a pod the operator
+		// ended, or its end).
+		if err := r.APIReader.Get(ctx, key, pod); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, err
+			}
+			pod = nil
+		}
 	}
 	permits := lmeval.PermitsFor(&job.Spec, s)
 	queue, wl, err := r.queue(ctx, job)
@@ -171,7 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, e := range plan.Events {
 		r.Recorder.Event(job, e.Type, e.Reason, e.Message)
 	}
-	if err := r.finishWorkload(ctx, job, queue, wl); err != nil {
+	if err := r.finishWorkload(ctx, job, lmeval.ObservePod(pod), queue, wl); err != nil {
 		return ctrl.Result{}, err
 	}
 	if invalidReason == lmeval.ReasonInvalidOperatorSettings {

@@ -255,10 +255,10 @@ func (r *Reconciler) placement(ctx context.Context, q *lmeval.Queue) (*lmeval.Pl
 }
 
 // finishWorkload marks a finished job's Workload Finished, which frees its
-// quota.
-func (r *Reconciler) finishWorkload(ctx context.Context, job *lmv1alpha1.LMEvalJob, q *lmeval.Queue, wl *unstructured.Unstructured) error {
-	if q == nil || wl == nil || q.Admission == nil || q.Admission.Finished ||
-		job.Status.State != lmv1alpha1.JobStateComplete || job.Status.CompleteTime == nil {
+// quota: only once its pod no longer runs (lmeval.QuotaReleasable), never
+// on the status alone, which the job's driver can write.
+func (r *Reconciler) finishWorkload(ctx context.Context, job *lmv1alpha1.LMEvalJob, pod *lmeval.Pod, q *lmeval.Queue, wl *unstructured.Unstructured) error {
+	if q == nil || wl == nil || q.Admission == nil || q.Admission.Finished || !lmeval.QuotaReleasable(&job.Status, pod) {
 		return nil
 	}
 	patch, err := q.Admission.FinishedPatch(job.Status.Reason == lmv1alpha1.ReasonSucceeded, job.Status.Message, r.now())
