@@ -274,7 +274,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("set up LMEvalJob controller: %w", err)
 		}
 	}
-	if err := mgr.Add(release.NewSweeper(mgr.GetClient(), mgr.GetAPIReader(), o.OperatorNamespace, kinds, o.ReleaseSweepPeriod)); err != nil {
+	if err := mgr.Add(release.NewSweeper(mgr.GetClient(), mgr.GetAPIReader(), o.OperatorNamespace, kinds, o.Namespaces, o.ReleaseSweepPeriod)); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

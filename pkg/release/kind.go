@@ -45,6 +45,14 @@ type Meta struct {
 	// does a CR's deletion; a change of a cluster-scoped one (a Namespace)
 	// reconciles every CR of the kind.
 	NamespaceWatches []NamespaceWatch
+	// OutsideTypes are the kinds of object the kind writes outside its Helm
+	// release (a proxy's ClusterRoleBinding, an EvalHub's grants), each
+	// labelled with LabelManaged and its CR's LabelOwnerKind,
+	// LabelOwnerNamespace and LabelOwnerUID: the sweeper deletes those whose
+	// CR is gone (a finalizer removed by hand, a CR deleted while the
+	// operator was down) and, for a Reacher, those in a namespace the CR no
+	// longer reaches, whether or not the CR's own reconcile runs.
+	OutsideTypes []schema.GroupVersionKind
 }
 
 // NamespaceWatch is one kind of object a kind's CRs act on.
@@ -126,6 +134,14 @@ type Rechecker[O client.Object] interface {
 	Recheck(obj O) time.Duration
 }
 
+// Reacher is implemented by kinds whose CRs write into namespaces besides
+// their own (EvalHub's tenants): Reaches is the namespaces the CR may hold
+// objects of its OutsideTypes in now, besides its own. The sweeper deletes
+// the CR's objects elsewhere.
+type Reacher[O client.Object] interface {
+	Reaches(ctx context.Context, obj O) ([]string, error)
+}
+
 // Backoff is how soon to look again at something unwatched that has been
 // waited for so long: 10 s at first, then as long as it has waited, at most
 // 10 minutes (the reconcile period). A wait that never ends (a Route on a
@@ -187,6 +203,9 @@ type Registered interface {
 	OfflineInputs(obj client.Object, caps Capabilities) (any, error)
 	// Recheck is 0 for a kind that is no Rechecker.
 	Recheck(obj client.Object) time.Duration
+	// Reaches are the namespaces besides its own where the CR may hold
+	// objects; ok is false for a kind that is no Reacher.
+	Reaches(ctx context.Context, obj client.Object) (namespaces []string, ok bool, err error)
 }
 
 // Register wraps a typed kind for the registry.
@@ -267,6 +286,15 @@ func (a adapter[O, I]) Recheck(obj client.Object) time.Duration {
 		return r.Recheck(a.object(obj))
 	}
 	return 0
+}
+
+func (a adapter[O, I]) Reaches(ctx context.Context, obj client.Object) ([]string, bool, error) {
+	r, ok := a.k.(Reacher[O])
+	if !ok {
+		return nil, false, nil
+	}
+	ns, err := r.Reaches(ctx, a.object(obj))
+	return ns, true, err
 }
 
 func (a adapter[O, I]) OfflineInputs(obj client.Object, caps Capabilities) (any, error) {

@@ -203,7 +203,7 @@ func TestLifecycleWithTheOperatorsOwnPermissions(t *testing.T) {
 	})
 	hubBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "evalhub-proxy." + ns.Name + ".rbac-hub"}}
 	require(t, k8s.Get(ctx, client.ObjectKeyFromObject(hubBinding), hubBinding))
-	writer := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "rbac-hub-" + ns.Name + "-job-writer-rb"}}
+	writer := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "evalhub." + ns.Name + ".rbac-hub.job-writer"}}
 	require(t, k8s.Get(ctx, client.ObjectKeyFromObject(writer), writer))
 	if err := k8s.Delete(ctx, hub); err != nil {
 		t.Fatal(err)

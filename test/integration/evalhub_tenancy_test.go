@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
@@ -143,10 +144,10 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 	require.NoError(t, env.Get(hubNS, "hub-"+hubNS+"-job", job))
 	require.Len(t, job.OwnerReferences, 1)
 	rb := &rbacv1.RoleBinding{}
-	require.NoError(t, env.Get(hubNS, "hub-"+hubNS+"-job-writer-rb", rb))
+	require.NoError(t, env.Get(hubNS, "evalhub."+hubNS+".hub.job-writer", rb))
 	assert.Equal(t, "ai-stack-operator-evalhub-jobs-writer", rb.RoleRef.Name)
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: hubNS, Name: "hub-service"}}, rb.Subjects)
-	require.NoError(t, env.Get(hubNS, "hub-"+hubNS+"-job-access-rb", rb))
+	require.NoError(t, env.Get(hubNS, "evalhub."+hubNS+".hub.job-access", rb))
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: hubNS, Name: "hub-" + hubNS + "-job"}}, rb.Subjects)
 	crb := &rbacv1.ClusterRoleBinding{}
 	require.NoError(t, env.Get("", "evalhub-proxy."+hubNS+".hub", crb))
@@ -157,7 +158,7 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 	waitTenants(t, hubNS, "hub", labelled, listed)
 	for _, ns := range []string{labelled, listed} {
 		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-job", &corev1.ServiceAccount{}), ns)
-		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-model-secret-rb", rb), ns)
+		require.NoError(t, env.Get(ns, "evalhub."+hubNS+".hub.model-secret", rb), ns)
 		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: hubNS, Name: "hub-service"}}, rb.Subjects)
 		assert.Empty(t, rb.OwnerReferences, "no owner across namespaces: labels say whose it is")
 		ca := &corev1.ConfigMap{}
@@ -173,7 +174,7 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 	// A reconcile that changes nothing writes none of the grants.
 	before := map[string]string{}
 	for _, ns := range []string{hubNS, labelled, listed} {
-		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-job-writer-rb", rb))
+		require.NoError(t, env.Get(ns, "evalhub."+hubNS+".hub.job-writer", rb))
 		before[ns] = rb.ResourceVersion
 	}
 	// The pods turn ready: a reconcile (its grants' pass before its status)
@@ -181,7 +182,7 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 	markReady(t, hubNS, "hub", 1)
 	waitEvalHub(t, hubNS, "hub", status.TypeReady, metav1.ConditionTrue, "DeploymentReady")
 	for ns, rv := range before {
-		require.NoError(t, env.Get(ns, "hub-"+hubNS+"-job-writer-rb", rb))
+		require.NoError(t, env.Get(ns, "evalhub."+hubNS+".hub.job-writer", rb))
 		assert.Equal(t, rv, rb.ResourceVersion, "binding in %s rewritten by a reconcile that changed nothing", ns)
 	}
 
@@ -219,4 +220,126 @@ func TestEvalHubTenancyBoundary(t *testing.T) {
 	for _, ns := range []string{listed, unlabelled} {
 		assert.True(t, apierrors.IsNotFound(env.Get(ns, "hub-service-ca", &corev1.ConfigMap{})), ns)
 	}
+}
+
+// tenantRoleBindings are the names of the hub's RoleBindings in namespace ns.
+func tenantRoleBindings(t *testing.T, ns, hubNS, hub string) []string {
+	t.Helper()
+	var rbs rbacv1.RoleBindingList
+	require.NoError(t, k8s.List(context.Background(), &rbs, client.InNamespace(ns), client.MatchingLabels{evalhub.LabelGrant: "true", "ai-stack-operator.io/owner-namespace": hubNS, "trustyai.opendatahub.io/owner-name": hub}))
+	var out []string
+	for _, rb := range rbs.Items {
+		out = append(out, rb.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Two EvalHubs whose name and namespace join to the same string, x-y in
+// namespace h and x in namespace y-h, share a tenant: each gets all its
+// RoleBindings there (upstream's names, and this operator's before, were
+// the same for both: whoever came first took them, the other got no
+// permission there). The jobs' ServiceAccount is eval-hub's name,
+// <name>-<namespace>-job, the same for both: the second is told whose it is
+// and why, and nothing of the first is touched. (Second security review,
+// finding 3.)
+func TestEvalHubGrantNamesOfACollidingPair(t *testing.T) {
+	ctx := context.Background()
+	suffix := strings.ToLower(rand.String(5))
+	h, yh := "h-"+suffix, "y-h-"+suffix
+	shared := env.NewNamespace(t, "shared")
+	for _, ns := range []string{h, yh} {
+		require.NoError(t, k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+		t.Cleanup(func() {
+			_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		})
+	}
+	setHubSettings(t, h+","+yh, shared)
+	spec := evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, Providers: []string{}, Collections: []string{}}
+	first := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: h, Name: "x-y"}, Spec: spec}
+	require.NoError(t, k8s.Create(ctx, first))
+	waitEvalHub(t, h, "x-y", evalhub.TypeTenantsReady, metav1.ConditionTrue, "GrantsWritten")
+	waitTenants(t, h, "x-y", shared)
+	sa := &corev1.ServiceAccount{}
+	require.NoError(t, env.Get(shared, "x-y-"+h+"-job", sa))
+	firstRBs := tenantRoleBindings(t, shared, h, "x-y")
+	require.Len(t, firstRBs, 9)
+
+	second := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: yh, Name: "x"}, Spec: spec}
+	require.NoError(t, k8s.Create(ctx, second))
+	got := waitEvalHub(t, yh, "x", evalhub.TypeTenantsReady, metav1.ConditionFalse, "GrantsIncomplete")
+	msg := meta.FindStatusCondition(got.Status.Conditions, evalhub.TypeTenantsReady).Message
+	assert.Contains(t, msg, "ServiceAccount "+shared+"/x-y-"+h+"-job is EvalHub "+h+"/x-y's")
+	assert.Contains(t, msg, "<name>-<namespace>-job")
+	env.Eventually(t, "the second hub's RoleBindings in the shared tenant", func() error {
+		if got := tenantRoleBindings(t, shared, yh, "x"); len(got) != 9 {
+			return fmt.Errorf("%v", got)
+		}
+		return nil
+	})
+	for _, n := range tenantRoleBindings(t, shared, yh, "x") {
+		assert.NotContains(t, firstRBs, n, "a RoleBinding name both EvalHubs need")
+	}
+	assert.Equal(t, firstRBs, tenantRoleBindings(t, shared, h, "x-y"), "the first hub's bindings untouched")
+	after := &corev1.ServiceAccount{}
+	require.NoError(t, env.Get(shared, sa.Name, after))
+	assert.Equal(t, sa.ResourceVersion, after.ResourceVersion, "the first hub's ServiceAccount untouched")
+}
+
+// An EvalHub's grants do not outlive it, nor its grant: they carry its UID,
+// and the sweeper (every second in this suite; 10 minutes by default)
+// deletes them when that UID is gone (a finalizer removed by hand: no
+// reconcile runs) and, for a live EvalHub whose reconcile fails before its
+// grants (an invalid spec), in a namespace no longer granted. (Second
+// security review, finding 4: a ServiceAccount of the gone hub's server
+// name kept Secret access in every tenant.)
+func TestEvalHubGrantsAreSweptWithoutAReconcile(t *testing.T) {
+	ctx := context.Background()
+	hubNS := env.NewNamespace(t, "hub")
+	a, b := env.NewNamespace(t, "ten"), env.NewNamespace(t, "ten")
+	setHubSettings(t, hubNS, a+","+b)
+	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Namespace: hubNS, Name: "hub"}, Spec: evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, Providers: []string{}, Collections: []string{}}}
+	require.NoError(t, k8s.Create(ctx, cr))
+	waitTenants(t, hubNS, "hub", a, b)
+	require.NoError(t, env.Get(hubNS, "hub", cr))
+	for _, name := range tenantRoleBindings(t, a, hubNS, "hub") {
+		rb := &rbacv1.RoleBinding{}
+		require.NoError(t, env.Get(a, name, rb))
+		assert.Equal(t, string(cr.UID), rb.Labels["ai-stack-operator.io/owner-uid"], name)
+	}
+
+	// The reconcile fails before the grants (no database: refused, nothing
+	// applied), then namespace b is no longer granted.
+	env.Update(t, cr, func() { cr.Spec.Database = nil })
+	waitEvalHub(t, hubNS, "hub", status.TypeReconciled, metav1.ConditionFalse, "DatabaseConfigMissing")
+	setHubSettings(t, hubNS, a)
+	env.Eventually(t, "the grants in the withdrawn namespace swept", func() error {
+		if got := tenantRoleBindings(t, b, hubNS, "hub"); len(got) > 0 {
+			return fmt.Errorf("left in %s: %v", b, got)
+		}
+		if err := env.Get(b, "hub-"+hubNS+"-job", &corev1.ServiceAccount{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the jobs' ServiceAccount in %s: %v", b, err)
+		}
+		return nil
+	})
+	assert.Len(t, tenantRoleBindings(t, a, hubNS, "hub"), 9, "the granted namespace keeps its grants")
+
+	// The finalizer removed by hand: the EvalHub goes without a reconcile.
+	env.Update(t, cr, func() { cr.Finalizers = nil })
+	require.NoError(t, k8s.Delete(ctx, cr))
+	env.Eventually(t, "the grants of the gone EvalHub swept", func() error {
+		if ns := grantNamespaces(t, hubNS, "hub"); len(ns) > 0 {
+			for _, n := range ns {
+				if n != hubNS { // its own namespace's are garbage-collected by owner (no collector here)
+					return fmt.Errorf("grants left in %v", ns)
+				}
+			}
+		}
+		var cms corev1.ConfigMapList
+		require.NoError(t, k8s.List(ctx, &cms, client.InNamespace(a), client.MatchingLabels{evalhub.LabelGrant: "true"}))
+		if len(cms.Items) > 0 {
+			return fmt.Errorf("ConfigMaps left in %s", a)
+		}
+		return nil
+	})
 }

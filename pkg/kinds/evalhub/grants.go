@@ -121,13 +121,29 @@ func norm(s string) string {
 	return p + "-" + h
 }
 
+// grantName names one of the CR's RoleBindings: evalhub.<namespace>.<name>.<what>.
+// A namespace and an EvalHub's name hold no dots, so no two EvalHubs share
+// a name in any namespace (upstream's <name>-<namespace>-<what>-rb, which
+// this operator used too, is the same for EvalHub x-y in namespace h and
+// EvalHub x in namespace y-h).
+func grantName(cr *evalhubv1.EvalHub, what string) string {
+	return "evalhub." + cr.Namespace + "." + cr.Name + "." + what
+}
+
 // jobServiceAccount is the ServiceAccount evaluation jobs run as, in the
-// hub's namespace and each tenant's (upstream's name).
+// hub's namespace and each tenant's: eval-hub's name for it, which eval-hub
+// derives from its instance's name and namespace (EVALHUB_INSTANCE_NAME and
+// the pod's namespace: <name>-<namespace>-job), so it is not the operator's
+// to choose. Two EvalHubs whose names and namespaces join to the same
+// string (x-y in h, x in y-h) share it in a common tenant: the second finds
+// it taken and says so (syncGrants).
 func jobServiceAccount(cr *evalhubv1.EvalHub) string {
 	return norm(cr.Name + "-" + cr.Namespace + "-job")
 }
 
-// grantLabels mark an object of the CR's grants.
+// grantLabels mark an object of the CR's grants: whose it is, by kind,
+// namespace, name and UID (the sweeper deletes the grants of an EvalHub
+// that is gone, by UID, whether or not its reconcile runs).
 func grantLabels(cr *evalhubv1.EvalHub) map[string]string {
 	return map[string]string{
 		release.LabelManaged:         "true",
@@ -135,6 +151,7 @@ func grantLabels(cr *evalhubv1.EvalHub) map[string]string {
 		release.LabelOwnerKind:       evalhubv1.Kind,
 		release.LabelOwnerNamespace:  cr.Namespace,
 		labelOwnerName:               naming.NameLabel(cr.Name),
+		release.LabelOwnerUID:        string(cr.UID),
 		"app":                        "eval-hub",
 		"app.kubernetes.io/instance": naming.NameLabel(cr.Name),
 		"app.kubernetes.io/part-of":  "eval-hub",
@@ -154,10 +171,9 @@ func ours(cr *evalhubv1.EvalHub, labels map[string]string) bool {
 // in tenants, the service CA ConfigMap the jobs mount and, when the hub has
 // one, a copy of its MLflow CA bundle. In the hub's namespace they are
 // owned by the CR; in tenants, labels say whose they are.
-func grantObjects(cr *evalhubv1.EvalHub, tenants []string, mlflowBundle map[string]string) []client.Object {
+func grantObjects(cr *evalhubv1.EvalHub, tenants []string, mlflowBundle map[string]string, tenantSecrets bool) []client.Object {
 	api := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}
 	job := jobServiceAccount(cr)
-	prefix := cr.Name + "-" + cr.Namespace + "-"
 	var out []client.Object
 	for _, ns := range append([]string{cr.Namespace}, tenants...) {
 		meta := func(name string) metav1.ObjectMeta {
@@ -169,26 +185,28 @@ func grantObjects(cr *evalhubv1.EvalHub, tenants []string, mlflowBundle map[stri
 		}
 		bind := func(suffix, role string, s rbacv1.Subject) {
 			out = append(out, &rbacv1.RoleBinding{
-				ObjectMeta: meta(norm(prefix + suffix)),
+				ObjectMeta: meta(grantName(cr, suffix)),
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RolePrefix + role},
 				Subjects:   []rbacv1.Subject{s},
 			})
 		}
 		jobSubject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: job}
 		out = append(out, &corev1.ServiceAccount{ObjectMeta: meta(job)})
-		bind("job-access-rb", roleJobAccess, jobSubject)
-		bind("mlflow-job-rb", roleMLflowJobs, jobSubject)
-		bind("model-secret-rb", roleModelSecret, api)
-		bind("mlflow-service-rb", roleMLflowAccess, api)
-		bind("job-writer-rb", roleJobsWriter, api)
-		bind("job-config-rb", roleJobConfig, api)
-		bind("hardware-profiles-reader-rb", roleHardwareProfiles, api)
-		bind("events-rb", roleEvents, api)
-		bind("service-pod-logs-rb", rolePodLogs, api)
+		bind("job-access", roleJobAccess, jobSubject)
+		bind("mlflow-job", roleMLflowJobs, jobSubject)
+		if ns == cr.Namespace || tenantSecrets {
+			bind("model-secret", roleModelSecret, api)
+		}
+		bind("mlflow-service", roleMLflowAccess, api)
+		bind("job-writer", roleJobsWriter, api)
+		bind("job-config", roleJobConfig, api)
+		bind("hardware-profiles-reader", roleHardwareProfiles, api)
+		bind("events", roleEvents, api)
+		bind("service-pod-logs", rolePodLogs, api)
 		if ns == cr.Namespace {
-			bind("providers-access-rb", roleProviders, api)
-			bind("collections-access-rb", roleCollections, api)
-			bind("service-access-rb", roleProxyAccess, api)
+			bind("providers-access", roleProviders, api)
+			bind("collections-access", roleCollections, api)
+			bind("service-access", roleProxyAccess, api)
 			continue
 		}
 		ca := meta(cr.Name + "-service-ca")

@@ -173,7 +173,7 @@ func (k *Kind) syncGrants(ctx context.Context, cr *evalhubv1.EvalHub, tenants []
 			err := k.Client.Create(ctx, w)
 			switch {
 			case apierrors.IsAlreadyExists(err):
-				res.Problems = append(res.Problems, fmt.Sprintf("%s exists and is not this EvalHub's: the operator leaves it alone; delete or rename it", kk))
+				res.Problems = append(res.Problems, k.taken(ctx, w, kk))
 			case apierrors.IsNotFound(err) || (apierrors.IsForbidden(err) && strings.Contains(err.Error(), "being terminated")):
 				res.Problems = append(res.Problems, fmt.Sprintf("%s: namespace %s does not exist or is being deleted", kk, w.GetNamespace()))
 			case apierrors.IsForbidden(err) && w.GetNamespace() != cr.Namespace:
@@ -200,6 +200,40 @@ func (k *Kind) syncGrants(ctx context.Context, cr *evalhubv1.EvalHub, tenants []
 }
 
 func uidOf[T any](v T) *T { return &v }
+
+// taken says whose an object of the grants' name is: another EvalHub's
+// (the names eval-hub derives, which two EvalHubs can share), or someone
+// else's.
+func (k *Kind) taken(ctx context.Context, w client.Object, kk string) string {
+	have := &metav1.PartialObjectMetadata{}
+	have.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kindOf(w)))
+	if _, ok := w.(*rbacv1.RoleBinding); ok {
+		have.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	}
+	if err := k.APIReader.Get(ctx, client.ObjectKeyFromObject(w), have); err == nil {
+		l := have.Labels
+		if l[LabelGrant] == "true" && l[release.LabelOwnerKind] == evalhubv1.Kind {
+			return fmt.Sprintf("%s is EvalHub %s/%s's: eval-hub names its jobs' ServiceAccount <name>-<namespace>-job and their CA ConfigMaps <name>-service-ca and <name>-mlflow-ca-bundle, names these two EvalHubs share in namespace %s; the operator leaves it to that EvalHub: rename one of the two EvalHubs to serve both", kk, l[release.LabelOwnerNamespace], l[labelOwnerName], w.GetNamespace())
+		}
+	}
+	return fmt.Sprintf("%s exists and is not this EvalHub's: the operator leaves it alone; delete or rename it", kk)
+}
+
+// Reaches implements release.Reacher: the tenants the EvalHub serves now
+// (the sweeper deletes its grants in any other namespace, whether or not
+// its reconcile runs).
+func (k *Kind) Reaches(ctx context.Context, cr *evalhubv1.EvalHub) ([]string, error) {
+	s, err := k.settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tenants, err := k.readTenancy(ctx, cr, s)
+	var f *status.Failure
+	if errors.As(err, &f) {
+		return nil, nil // a hub placed in a tenant namespace serves none
+	}
+	return tenants, err
+}
 
 // updateGrant brings an object of the grants to what is wanted.
 func (k *Kind) updateGrant(ctx context.Context, have, want client.Object) error {

@@ -44,7 +44,7 @@ func TestTenants(t *testing.T) {
 // own namespace's; every role bound is a shipped one.
 func TestGrantObjects(t *testing.T) {
 	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "hub", Namespace: "ops", UID: "u"}}
-	objs := grantObjects(cr, []string{"team"}, map[string]string{"ca-bundle.crt": "pem"})
+	objs := grantObjects(cr, []string{"team"}, map[string]string{"ca-bundle.crt": "pem"}, true)
 	bound := map[string]bool{}
 	for _, r := range BoundRoles() {
 		bound[r] = true
@@ -130,4 +130,67 @@ func TestExistingGrantsWithoutClusterList(t *testing.T) {
 	}
 	sort.Strings(keys)
 	assert.Equal(t, []string{"ServiceAccount now/hub-ops-job", "ServiceAccount ops/hub-ops-job", "ServiceAccount was/hub-ops-job"}, keys)
+}
+
+// Names the operator chooses cannot collide across hub namespaces: EvalHub
+// x-y in namespace h and EvalHub x in namespace y-h (whose upstream names
+// <name>-<namespace>-<role>-rb are the same) get distinct RoleBindings in a
+// tenant they share, and every grant carries its EvalHub's UID. The jobs'
+// ServiceAccount is eval-hub's name (<name>-<namespace>-job), the same for
+// both: the operator cannot rename it, and the second hub is told
+// (TestEvalHubGrantNamesOfACollidingPair, test/integration).
+func TestGrantNamesDoNotCollide(t *testing.T) {
+	a := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "x-y", Namespace: "h", UID: "ua"}}
+	b := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "y-h", UID: "ub"}}
+	names := func(cr *evalhubv1.EvalHub) (rbs map[string]bool, sa string) {
+		rbs = map[string]bool{}
+		for _, o := range grantObjects(cr, []string{"shared"}, nil, true) {
+			assert.Equal(t, string(cr.UID), o.GetLabels()[release.LabelOwnerUID], "%T %s", o, o.GetName())
+			if o.GetNamespace() != "shared" {
+				continue
+			}
+			switch o.(type) {
+			case *rbacv1.RoleBinding:
+				rbs[o.GetName()] = true
+			case *corev1.ServiceAccount:
+				sa = o.GetName()
+			}
+		}
+		return rbs, sa
+	}
+	ra, saA := names(a)
+	rb, saB := names(b)
+	require.Len(t, ra, 9)
+	for n := range ra {
+		assert.False(t, rb[n], "RoleBinding %s is both EvalHubs'", n)
+		assert.True(t, strings.HasPrefix(n, "evalhub.h.x-y."), n)
+	}
+	assert.Equal(t, "x-y-h-job", saA)
+	assert.Equal(t, saA, saB, "eval-hub's name for the jobs' ServiceAccount, not the operator's to choose")
+}
+
+// evalhub-tenant-secrets: disabled leaves the hub without Secret access in
+// its tenants (upstream's model-secret role is bound in its own namespace
+// only); enabled, the default, binds it everywhere as upstream does.
+func TestTenantSecretsSetting(t *testing.T) {
+	cr := &evalhubv1.EvalHub{ObjectMeta: metav1.ObjectMeta{Name: "hub", Namespace: "ops", UID: "u"}}
+	secretRole := func(tenantSecrets bool) map[string]bool {
+		out := map[string]bool{}
+		for _, o := range grantObjects(cr, []string{"team"}, nil, tenantSecrets) {
+			if rb, ok := o.(*rbacv1.RoleBinding); ok && rb.RoleRef.Name == RolePrefix+roleModelSecret {
+				out[rb.Namespace] = true
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string]bool{"ops": true, "team": true}, secretRole(true))
+	assert.Equal(t, map[string]bool{"ops": true}, secretRole(false))
+	s, err := ParseSettings(nil, nil, nil, "op")
+	require.NoError(t, err)
+	assert.True(t, s.TenantSecrets, "upstream's rules by default")
+	s, err = ParseSettings(nil, map[string]string{KeyTenantSecrets: "disabled"}, nil, "op")
+	require.NoError(t, err)
+	assert.False(t, s.TenantSecrets)
+	_, err = ParseSettings(nil, map[string]string{KeyTenantSecrets: "off"}, nil, "op")
+	assert.ErrorContains(t, err, KeyTenantSecrets)
 }

@@ -68,6 +68,13 @@ func Meta() release.Meta {
 		// A Namespace labelled a tenant, or no longer: every EvalHub looks
 		// at its grants again.
 		NamespaceWatches: []release.NamespaceWatch{{GVK: corev1.SchemeGroupVersion.WithKind("Namespace"), Selector: LabelTenant}},
+		// The proxy's ClusterRoleBinding and the grants (in tenants they
+		// carry no owner reference): swept when the EvalHub is gone or
+		// (Reaches) no longer reaches their namespace.
+		OutsideTypes: []schema.GroupVersionKind{
+			rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"), rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+			corev1.SchemeGroupVersion.WithKind("ServiceAccount"), corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		},
 	}
 }
 
@@ -292,7 +299,7 @@ func (k *Kind) Finish(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs) (a
 	if err != nil {
 		return nil, err
 	}
-	res, err := k.syncGrants(ctx, cr, in.tenants, grantObjects(cr, in.tenants, bundle))
+	res, err := k.syncGrants(ctx, cr, in.tenants, grantObjects(cr, in.tenants, bundle, in.values.Settings.TenantSecrets))
 	if err != nil {
 		return nil, err
 	}

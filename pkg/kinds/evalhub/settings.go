@@ -30,6 +30,14 @@ const (
 	// KeyTenantNamespaces lists (comma-separated) tenant namespaces besides
 	// those labelled evalhub.trustyai.opendatahub.io/tenant.
 	KeyTenantNamespaces = "evalhub-tenant-namespaces"
+	// KeyTenantSecrets (enabled, the default, or disabled) says whether a
+	// hub's server may read and write Secrets in its tenants (upstream's
+	// model-secret role: get, list, create, update, delete, which eval-hub
+	// uses to copy a job's model credentials and clean them up).
+	// Disabled, the hub holds no Secret access outside its own namespace:
+	// jobs that authenticate to their model or export to OCI through a
+	// Secret of the tenant then fail (docs/security.md).
+	KeyTenantSecrets = "evalhub-tenant-secrets"
 )
 
 // Resource keys of the containers (upstream's), each a quantity.
@@ -59,6 +67,8 @@ type Settings struct {
 	HardwareProfilesNamespace string
 	// HubNamespaces and TenantNamespaces are the tenancy grants.
 	HubNamespaces, TenantNamespaces []string
+	// TenantSecrets: the model-secret role is bound in tenants.
+	TenantSecrets bool
 }
 
 // ParseSettings reads the settings from the environment (os.Environ form),
@@ -84,6 +94,9 @@ func ParseSettings(environ []string, data, upstream map[string]string, operatorN
 		return s, err
 	}
 	if s.TenantNamespaces, err = namespaceList(data, KeyTenantNamespaces); err != nil {
+		return s, err
+	}
+	if s.TenantSecrets, err = settings.Switch(data, KeyTenantSecrets, true); err != nil {
 		return s, err
 	}
 	for _, k := range resourceKeys {

@@ -57,6 +57,8 @@ func Meta() release.Meta {
 		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &networkingv1.Ingress{}},
 		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate},
 		WarningConditions: []string{status.TypeTrustReady, TypeMCPGatewayConfigured},
+		// The proxy's ClusterRoleBinding, swept with its CR.
+		OutsideTypes: []schema.GroupVersionKind{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding")},
 	}
 }
 

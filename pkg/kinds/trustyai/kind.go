@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -70,6 +71,8 @@ func Meta() release.Meta {
 		WarningConditions: []string{status.TypeTrustReady, TypeProvisioningSucceeded, TypeDBAvailable, TypeReplicasHonored},
 		// Upstream's event reasons (InferenceServiceConfigured is the wiring's).
 		CreatedEvents: map[string]string{"PersistentVolumeClaim": "PVCCreated", "ServiceMonitor": "ServiceMonitorCreated"},
+		// The proxy's ClusterRoleBinding, swept with its CR.
+		OutsideTypes: []schema.GroupVersionKind{rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding")},
 	}
 }
 
