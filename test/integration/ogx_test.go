@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
@@ -254,6 +255,101 @@ func TestOGXServerCarriesOverALlamaStackDistribution(t *testing.T) {
 		}
 		if c := ogxCondition(self, ogxv1beta1.ConditionTypeAdoptionConfigInvalid); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "own name") {
 			return fmt.Errorf("AdoptionConfigInvalid %+v", c)
+		}
+		return nil
+	})
+}
+
+// ogx.io/adopt-storage takes only the old server's claim: a running
+// OGXServer's own <name>-pvc (named like an old server's claim) and a
+// hand-made <x>-pvc are refused and left as they are; and a claim the
+// old server's provenance allows is never mounted while a pod that is not
+// this server's mounts it. (Second security review, finding 5: OGXServer
+// thief annotated adopt-storage: victim relabelled and mounted the running
+// victim's claim.)
+func TestAdoptStorageTakesOnlyTheOldServersClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := env.NewNamespace(t, "")
+	victim := framework.OGX(ns, "victim")
+	victim.Spec.Workload = &ogxv1beta1.WorkloadSpec{Storage: &ogxv1beta1.PVCStorageSpec{}}
+	require.NoError(t, k8s.Create(ctx, victim))
+	env.WaitOGX(t, ns, "victim", ogxv1beta1.OGXServerPhaseInitializing)
+	claim := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, env.Get(ns, "victim-pvc", claim))
+
+	refused := func(name, source, want string) {
+		t.Helper()
+		cr := framework.OGX(ns, name)
+		cr.Annotations = map[string]string{ogxv1beta1.AdoptStorageAnnotation: source}
+		require.NoError(t, k8s.Create(ctx, cr))
+		env.Eventually(t, name+": AdoptionConfigInvalid", func() error {
+			if err := env.Get(ns, name, cr); err != nil {
+				return err
+			}
+			if c := ogxCondition(cr, ogxv1beta1.ConditionTypeAdoptionConfigInvalid); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) {
+				return fmt.Errorf("AdoptionConfigInvalid %+v", c)
+			}
+			return nil
+		})
+		dep := &appsv1.Deployment{}
+		env.Eventually(t, name+"'s Deployment", func() error { return env.Get(ns, name, dep) })
+		for _, v := range dep.Spec.Template.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				assert.NotEqual(t, source+"-pvc", v.PersistentVolumeClaim.ClaimName, "%s mounts the claim it was refused", name)
+			}
+		}
+	}
+	refused("thief", "victim", "claim victim-pvc is OGXServer.ogx.io "+ns+"/victim's")
+	after := &corev1.PersistentVolumeClaim{}
+	require.NoError(t, env.Get(ns, "victim-pvc", after))
+	assert.Equal(t, claim.ResourceVersion, after.ResourceVersion, "the victim's claim untouched")
+
+	hand := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hand-pvc"},
+		Spec:       corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	}
+	require.NoError(t, k8s.Create(ctx, hand))
+	refused("taker", "hand", "claim hand-pvc carries no mark of the old server hand")
+	require.NoError(t, env.Get(ns, "hand-pvc", after))
+	assert.Empty(t, after.Annotations[ogx.AnnotationAdoptedBy])
+	assert.Empty(t, after.Labels[ogxv1beta1.AdoptedFromLabel])
+
+	// Upstream's claim of a gone LlamaStackDistribution, still mounted by a
+	// pod that is not the new server's: the new server waits at zero.
+	up := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "up-pvc", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "llamastack.io/v1alpha1", Kind: "LlamaStackDistribution", Name: "up", UID: "0c2b1f6e-0000-4000-8000-000000000002", Controller: ptr.To(true),
+		}}},
+		Spec: hand.Spec,
+	}
+	require.NoError(t, k8s.Create(ctx, up))
+	holder := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "up-server"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "s", Image: "x"}}, Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "up-pvc"}}}}},
+	}
+	require.NoError(t, k8s.Create(ctx, holder))
+	next := framework.OGX(ns, "next")
+	next.Annotations = map[string]string{ogxv1beta1.AdoptStorageAnnotation: "up"}
+	require.NoError(t, k8s.Create(ctx, next))
+	dep := &appsv1.Deployment{}
+	env.Eventually(t, "the new server waits while another pod mounts the claim", func() error {
+		if err := env.Get(ns, "next", next); err != nil {
+			return err
+		}
+		if c := ogxCondition(next, ogxv1beta1.ConditionTypeStorageAdopted); c == nil || c.Reason != ogx.ReasonAdoptionWaiting || !strings.Contains(c.Message, "pod up-server") {
+			return fmt.Errorf("StorageAdopted %+v", c)
+		}
+		return env.Get(ns, "next", dep)
+	})
+	assert.Equal(t, int32(0), *dep.Spec.Replicas, "never two servers on one claim")
+	require.NoError(t, k8s.Delete(ctx, holder, client.GracePeriodSeconds(0)))
+	env.Eventually(t, "the new server starts on the claim once no other pod mounts it", func() error {
+		if err := env.Get(ns, "next", dep); err != nil {
+			return err
+		}
+		if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 1 {
+			return fmt.Errorf("replicas %v", dep.Spec.Replicas)
 		}
 		return nil
 	})

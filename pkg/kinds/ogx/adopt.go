@@ -13,6 +13,7 @@ import (
 
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/legacy"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 )
 
@@ -36,6 +37,49 @@ import (
 
 // ReasonAdoptionWaiting: the old server still exists.
 const ReasonAdoptionWaiting = "AdoptionWaiting"
+
+// AnnotationAdoptedBy on a claim names the OGXServer that took it over from
+// the old server: written when the operator removes the old server's
+// controller reference (having checked it), it proves the claim is this
+// server's while the old server's release still renders the claim's labels.
+const AnnotationAdoptedBy = "ai-stack-operator.io/adopted-by"
+
+// What a claim kept by this operator's release of a LlamaStackDistribution
+// carries (no owner reference: operator-lib's owner annotations).
+const (
+	annotationPrimaryResource     = "operator-sdk/primary-resource"
+	annotationPrimaryResourceType = "operator-sdk/primary-resource-type"
+)
+
+// provenance says whether the claim is the old server's, as its own marks
+// prove it: controlled by LlamaStackDistribution old (upstream's operator,
+// or this one's before it kept the claim), kept by this operator's release
+// of it, or already adopted by this server. Otherwise it says whose it is
+// ("" with ok false: nobody's), for the refusal: a claim of another CR (an
+// OGXServer's own <name>-pvc is named like an old server's) or a hand-made
+// one is never taken.
+func provenance(cr *ogxv1beta1.OGXServer, pvc *corev1.PersistentVolumeClaim, old string) (ok bool, whose string) {
+	switch {
+	case legacy.ControlledBy(pvc, old):
+		return true, ""
+	case pvc.Annotations[AnnotationAdoptedBy] == cr.Name:
+		return true, ""
+	case pvc.Labels[ogxv1beta1.AdoptedFromLabel] == old && pvc.Labels["app.kubernetes.io/instance"] == cr.Name:
+		return true, ""
+	case metav1.GetControllerOfNoCopy(pvc) != nil:
+		return false, legacy.Controller(pvc)
+	case pvc.Annotations[annotationPrimaryResourceType] == legacy.GVK.GroupKind().String():
+		if pvc.Annotations[annotationPrimaryResource] == cr.Namespace+"/"+old && pvc.Labels[release.LabelManaged] == "true" {
+			return true, ""
+		}
+		return false, legacy.GVK.Kind + " " + pvc.Annotations[annotationPrimaryResource]
+	case pvc.Annotations[annotationPrimaryResource] != "":
+		return false, pvc.Annotations[annotationPrimaryResourceType] + " " + pvc.Annotations[annotationPrimaryResource]
+	case pvc.Labels[release.LabelOwnerKind] != "":
+		return false, pvc.Labels[release.LabelOwnerKind] + " " + pvc.Labels[release.LabelOwnerNamespace] + "/" + pvc.Labels["app.kubernetes.io/instance"]
+	}
+	return false, ""
+}
 
 // adoption is what Gather found of the adoption annotations.
 type adoption struct {
@@ -101,12 +145,21 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 		if err != nil {
 			return a, err
 		}
+		var proven bool
+		var whose string
+		if pvc != nil {
+			proven, whose = provenance(cr, pvc, storageSrc)
+		}
 		switch {
 		case pvc == nil:
 		case pvc.Labels[ogxv1beta1.AdoptedFromLabel] != "" && pvc.Labels["app.kubernetes.io/instance"] != cr.Name:
 			problems = append(problems, fmt.Sprintf("claim %s was adopted by %s already", pvc.Name, pvc.Labels["app.kubernetes.io/instance"]))
-		case metav1.GetControllerOfNoCopy(pvc) != nil && !legacy.ControlledBy(pvc, storageSrc):
-			problems = append(problems, fmt.Sprintf("claim %s is controlled by %s, not by the old server %s: it is left alone", pvc.Name, legacy.Controller(pvc), storageSrc))
+		case !proven:
+			if whose == "" {
+				problems = append(problems, fmt.Sprintf("claim %s carries no mark of the old server %s (no controller reference to LlamaStackDistribution %s, not kept by its release): the operator adopts only the old server's claim and leaves this one alone", pvc.Name, storageSrc, storageSrc))
+			} else {
+				problems = append(problems, fmt.Sprintf("claim %s is %s's, not the old server %s's: it is left alone", pvc.Name, whose, storageSrc))
+			}
 		default:
 			a.Claim = pvc.Name
 			exists, err := oldExists(storageSrc)
@@ -126,6 +179,15 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 					}
 				}
 				p.OwnerReferences, changed, a.releasing = refs, true, true
+			}
+			// The proof that it is this server's, once the old server's
+			// reference is gone and before its labels are this server's.
+			if p.Annotations[AnnotationAdoptedBy] != cr.Name {
+				if p.Annotations == nil {
+					p.Annotations = map[string]string{}
+				}
+				p.Annotations[AnnotationAdoptedBy] = cr.Name
+				changed = true
 			}
 			// Once the old server is gone (while it exists, its release
 			// keeps the claim's labels as it rendered them): this server's.
@@ -165,7 +227,21 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 			problems = append(problems, fmt.Sprintf("claims %s all carry %s for this server; remove the label from all but one", strings.Join(names, ", "), ogxv1beta1.AdoptedFromLabel))
 		}
 	}
+	// Never two servers on one claim: while a pod that is not this
+	// server's mounts it (the old server's, still terminating; another's),
+	// this server waits at zero replicas.
+	var holder string
+	if a.Claim != "" && !a.Waiting {
+		h, err := k.otherPodMounting(ctx, cr, a.Claim)
+		if err != nil {
+			return a, err
+		}
+		holder, a.Waiting = h, h != ""
+	}
 	switch {
+	case a.Claim != "" && holder != "":
+		a.Storage = &metav1.Condition{Type: ogxv1beta1.ConditionTypeStorageAdopted, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting,
+			Message: fmt.Sprintf("claim %s is mounted by pod %s, which is not this server's: this server waits at zero replicas until no other pod mounts it (never two servers on one claim)", a.Claim, holder)}
 	case a.Claim != "" && a.Waiting:
 		a.Storage = &metav1.Condition{Type: ogxv1beta1.ConditionTypeStorageAdopted, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting,
 			Message: fmt.Sprintf("claim %s is this server's (the old server no longer owns it, so deleting it keeps the data); the old server %s still runs on it: delete it and this server starts on the claim", a.Claim, storageSrc)}
@@ -209,6 +285,30 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 		}
 	}
 	return a, nil
+}
+
+// otherPodMounting names a pod of the CR's namespace, not this server's,
+// that mounts the claim and has not ended ("" for none).
+func (k *Kind) otherPodMounting(ctx context.Context, cr *ogxv1beta1.OGXServer, claim string) (string, error) {
+	pods := &corev1.PodList{}
+	if err := k.APIReader.List(ctx, pods, client.InNamespace(cr.Namespace)); err != nil {
+		return "", fmt.Errorf("list the pods that may mount claim %s: %w", claim, err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.Labels["app"] == "ogx" && p.Labels["app.kubernetes.io/component"] == "server" && p.Labels["app.kubernetes.io/instance"] == naming.ChildName(cr.Name, "") {
+			continue // this server's own (the chart's pod labels)
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim {
+				return p.Name, nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // protectClaim writes the adopted claim's new owner references, labels and
