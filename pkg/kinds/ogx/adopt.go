@@ -44,17 +44,10 @@ const ReasonAdoptionWaiting = "AdoptionWaiting"
 // server's while the old server's release still renders the claim's labels.
 const AnnotationAdoptedBy = "ai-stack-operator.io/adopted-by"
 
-// What a claim kept by this operator's release of a LlamaStackDistribution
-// carries (no owner reference: operator-lib's owner annotations).
-const (
-	annotationPrimaryResource     = "operator-sdk/primary-resource"
-	annotationPrimaryResourceType = "operator-sdk/primary-resource-type"
-)
-
 // provenance says whether the claim is the old server's, as its own marks
-// prove it: controlled by LlamaStackDistribution old (upstream's operator,
-// or this one's before it kept the claim), kept by this operator's release
-// of it, or already adopted by this server. Otherwise it says whose it is
+// prove it: controlled by the old server (upstream's operator, or this
+// one's before it kept the claim), kept by this operator's release of it,
+// or already adopted by this server. Otherwise it says whose it is
 // ("" with ok false: nobody's), for the refusal: a claim of another CR (an
 // OGXServer's own <name>-pvc is named like an old server's) or a hand-made
 // one is never taken.
@@ -68,13 +61,10 @@ func provenance(cr *ogxv1beta1.OGXServer, pvc *corev1.PersistentVolumeClaim, old
 		return true, ""
 	case metav1.GetControllerOfNoCopy(pvc) != nil:
 		return false, legacy.Controller(pvc)
-	case pvc.Annotations[annotationPrimaryResourceType] == legacy.GVK.GroupKind().String():
-		if pvc.Annotations[annotationPrimaryResource] == cr.Namespace+"/"+old && pvc.Labels[release.LabelManaged] == "true" {
-			return true, ""
-		}
-		return false, legacy.GVK.Kind + " " + pvc.Annotations[annotationPrimaryResource]
-	case pvc.Annotations[annotationPrimaryResource] != "":
-		return false, pvc.Annotations[annotationPrimaryResourceType] + " " + pvc.Annotations[annotationPrimaryResource]
+	case legacy.KeptBy(pvc, cr.Namespace, old, release.LabelManaged):
+		return true, ""
+	case legacy.Keeper(pvc) != "":
+		return false, legacy.Keeper(pvc)
 	case pvc.Labels[release.LabelOwnerKind] != "":
 		return false, pvc.Labels[release.LabelOwnerKind] + " " + pvc.Labels[release.LabelOwnerNamespace] + "/" + pvc.Labels["app.kubernetes.io/instance"]
 	}
@@ -156,7 +146,7 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 			problems = append(problems, fmt.Sprintf("claim %s was adopted by %s already", pvc.Name, pvc.Labels["app.kubernetes.io/instance"]))
 		case !proven:
 			if whose == "" {
-				problems = append(problems, fmt.Sprintf("claim %s carries no mark of the old server %s (no controller reference to LlamaStackDistribution %s, not kept by its release): the operator adopts only the old server's claim and leaves this one alone", pvc.Name, storageSrc, storageSrc))
+				problems = append(problems, fmt.Sprintf("claim %s carries no mark of the old server %s (no controller reference to %s %s, not kept by its release): the operator adopts only the old server's claim and leaves this one alone", pvc.Name, storageSrc, legacy.GVK.Kind, storageSrc))
 			} else {
 				problems = append(problems, fmt.Sprintf("claim %s is %s's, not the old server %s's: it is left alone", pvc.Name, whose, storageSrc))
 			}

@@ -39,3 +39,29 @@ func Controller(obj metav1.Object) string {
 	}
 	return ref.APIVersion + "/" + ref.Kind + " " + ref.Name
 }
+
+// What a claim kept by this operator's release of an old server carries
+// (helm.sh/resource-policy: keep, so no owner reference): operator-lib's
+// owner annotations.
+const (
+	annotationPrimaryResource     = "operator-sdk/primary-resource"
+	annotationPrimaryResourceType = "operator-sdk/primary-resource-type"
+)
+
+// KeptBy says whether this operator's release of the old server
+// namespace/name kept the object (its owner annotations name that server,
+// and it carries the operator's label, managedLabel).
+func KeptBy(obj metav1.Object, namespace, name, managedLabel string) bool {
+	a := obj.GetAnnotations()
+	return a[annotationPrimaryResourceType] == GVK.GroupKind().String() && a[annotationPrimaryResource] == namespace+"/"+name && obj.GetLabels()[managedLabel] == "true"
+}
+
+// Keeper is "<type> <namespace>/<name>" of the CR whose release kept the
+// object, as its owner annotations say ("" when none do).
+func Keeper(obj metav1.Object) string {
+	a := obj.GetAnnotations()
+	if a[annotationPrimaryResource] == "" {
+		return ""
+	}
+	return a[annotationPrimaryResourceType] + " " + a[annotationPrimaryResource]
+}
