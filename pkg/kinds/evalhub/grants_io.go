@@ -213,6 +213,9 @@ func (k *Kind) taken(ctx context.Context, w client.Object, kk string) string {
 	if err := k.APIReader.Get(ctx, client.ObjectKeyFromObject(w), have); err == nil {
 		l := have.Labels
 		if l[LabelGrant] == "true" && l[release.LabelOwnerKind] == evalhubv1.Kind {
+			if _, rb := w.(*rbacv1.RoleBinding); rb {
+				return fmt.Sprintf("%s is EvalHub %s/%s's: the operator leaves it to that EvalHub", kk, l[release.LabelOwnerNamespace], l[labelOwnerName])
+			}
 			return fmt.Sprintf("%s is EvalHub %s/%s's: eval-hub names its jobs' ServiceAccount <name>-<namespace>-job and their CA ConfigMaps <name>-service-ca and <name>-mlflow-ca-bundle, names these two EvalHubs share in namespace %s; the operator leaves it to that EvalHub: rename one of the two EvalHubs to serve both", kk, l[release.LabelOwnerNamespace], l[labelOwnerName], w.GetNamespace())
 		}
 	}
