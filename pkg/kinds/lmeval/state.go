@@ -147,10 +147,19 @@ func Decide(in Input) Plan {
 
 	switch {
 	case st.State == lmv1alpha1.JobStateComplete && in.Pod != nil && in.Pod.SpecHash != "" && in.Pod.SpecHash != hash && !in.Pod.Deleting:
-		// The spec changed after the job finished: run it again.
-		plan.DeletePod = true
+		// The spec changed after the job finished: run it again. The
+		// status says so first; the old pod goes in the next pass (the
+		// case below), so that a status write that fails loses nothing:
+		// the pod, still there, asks for the re-run again.
 		st = lmv1alpha1.LMEvalJobStatus{State: lmv1alpha1.JobStateNew, Reason: lmv1alpha1.ReasonNone, Conditions: st.Conditions, ObservedGeneration: st.ObservedGeneration}
 		ev(corev1.EventTypeNormal, EventRerun, "the spec of the LMEvalJob %s changed after it completed: it runs again", job.Name)
+
+	case st.State == lmv1alpha1.JobStateNew && in.Pod != nil && !in.Pod.Deleting && in.Pod.SpecHash != hash:
+		// A re-run's old pod: it goes before the new run is made. Its end
+		// is the old spec's, never the new run's (a pass whose cache has
+		// not seen its deletion yet must not take it for the new run's end:
+		// the re-run would be lost, the job Complete again).
+		plan.DeletePod = true
 
 	case st.State == lmv1alpha1.JobStateComplete && st.CompleteTime != nil && !Live(in.Pod):
 		// Finished: nothing to do. (A Complete status while the pod still

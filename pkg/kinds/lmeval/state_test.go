@@ -132,7 +132,12 @@ func TestStateMachine(t *testing.T) {
 			p.SpecHash = "older"
 			return p
 		},
-			del: true, state: lmv1alpha1.JobStateNew, reason: lmv1alpha1.ReasonNone, events: []string{EventRerun}},
+			state: lmv1alpha1.JobStateNew, reason: lmv1alpha1.ReasonNone, events: []string{EventRerun}},
+		{name: "a re-run's old pod goes, its end not taken for the new run's", job: job(lmv1alpha1.JobStateNew), pod: func(j *lmv1alpha1.LMEvalJob) *Pod {
+			p := pod(j, corev1.PodSucceeded, exited(0, "", ""))
+			p.SpecHash = "older"
+			return p
+		}, del: true, state: lmv1alpha1.JobStateNew},
 		{name: "invalid spec fails the job", job: job(""), invalid: ReasonInvalidSpec, msg: "spec.outputs.pvcManaged.size must be a storage size", state: lmv1alpha1.JobStateComplete, reason: lmv1alpha1.ReasonFailed,
 			message: "Input validation failed: spec.outputs.pvcManaged.size must be a storage size", events: []string{EventJobCompleted}, completeTimed: true},
 		{name: "invalid settings wait", job: job(""), invalid: ReasonInvalidOperatorSettings, msg: "lmes-max-batch-size must be a whole number", state: lmv1alpha1.JobStateNew, reason: lmv1alpha1.ReasonNone, message: "lmes-max-batch-size must be a whole number"},
@@ -233,5 +238,58 @@ func TestQuotaReleasableOnlyWhenThePodEnded(t *testing.T) {
 	plan := Decide(Input{Job: done, Pod: pod(done, corev1.PodRunning, running), Now: t0})
 	if QuotaReleasable(&plan.Status, pod(done, corev1.PodRunning, running)) || plan.DeletePod {
 		t.Errorf("a forged end of a running job: %+v", plan)
+	}
+}
+
+// A spec edit that arrives as a job completes re-runs it, whatever order
+// the operator's passes see things in (issue 52: TestRerunQueuesAgain went
+// red under load): the pass after the re-run was decided may still see the
+// old pod, not yet deleting, in its cache; it must delete it and stay New,
+// never take the old pod's end for the new run's, with or without Kueue.
+// And a re-run whose status write failed is decided again from the pod,
+// which the decision does not delete before the status says New.
+func TestRerunSurvivesEveryInterleaving(t *testing.T) {
+	done := func() *lmv1alpha1.LMEvalJob {
+		j := job(lmv1alpha1.JobStateComplete)
+		ts := metav1.NewTime(t0)
+		j.Status.CompleteTime, j.Status.Reason, j.Status.Message = &ts, lmv1alpha1.ReasonSucceeded, "job completed"
+		return j
+	}()
+	edited := done.DeepCopy()
+	edited.Spec.Limit = "6"
+	oldPod := pod(done, corev1.PodSucceeded, &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}})
+	for _, queue := range []*Queue{nil, {Name: "user-queue"}} {
+		// Pass 1: the edit is seen; the status says New, the pod stays.
+		p1 := Decide(Input{Job: edited, Pod: oldPod, Queue: queue, SuspendHonored: queue == nil, Now: t0})
+		if p1.Status.State != lmv1alpha1.JobStateNew || p1.DeletePod || p1.Create {
+			t.Fatalf("queue %v: pass 1 %+v", queue, p1)
+		}
+		// Its status write failed (a conflict): the next pass, from the
+		// same Complete status and pod, decides the same.
+		again := Decide(Input{Job: edited, Pod: oldPod, Queue: queue, SuspendHonored: queue == nil, Now: t0})
+		if again.Status.State != lmv1alpha1.JobStateNew || again.DeletePod {
+			t.Fatalf("queue %v: the re-run is lost after a failed write: %+v", queue, again)
+		}
+		// Pass 2: New, and the cache still holds the old pod, not deleting.
+		next := edited.DeepCopy()
+		next.Status = p1.Status
+		p2 := Decide(Input{Job: next, Pod: oldPod, Queue: queue, SuspendHonored: queue == nil, Now: t0})
+		if p2.Status.State != lmv1alpha1.JobStateNew || !p2.DeletePod || p2.Create {
+			t.Fatalf("queue %v: pass 2 took the old pod's end: %+v", queue, p2.Status)
+		}
+		// Pass 3: the pod deleting, then gone: the new run is made (or
+		// queued).
+		deleting := *oldPod
+		deleting.Deleting = true
+		if p3 := Decide(Input{Job: next, Pod: &deleting, Queue: queue, SuspendHonored: queue == nil, Now: t0}); p3.Create || p3.Status.State == lmv1alpha1.JobStateComplete {
+			t.Fatalf("queue %v: pass 3 %+v", queue, p3.Status)
+		}
+		p4 := Decide(Input{Job: next, Queue: queue, SuspendHonored: queue == nil, Now: t0})
+		if queue == nil && (!p4.Create || p4.Status.State != lmv1alpha1.JobStateScheduled) {
+			t.Fatalf("the new run is not made: %+v", p4)
+		}
+		if queue != nil && (p4.Create || p4.Status.State != lmv1alpha1.JobStateSuspended) {
+			t.Fatalf("the new run does not wait for Kueue: %+v", p4)
+		}
 	}
 }
