@@ -127,6 +127,10 @@ test-cluster: tools build ## One local cluster (controllers, scheduler, simulate
 test-faults: tools build ## The fault tests in full (about 50 minutes): more CRs and kill rounds, 30 s outages, a graceful API server restart, the shipped lease timing and pending-release grace, a 30-minute soak of 300 CRs. FAULTS_SEED=n replays a run.
 	OPERATOR_BINARY=$(BIN)/manager FAULTS=full KUBEBUILDER_ASSETS=$(ASSETS) go test -timeout 3h -count=1 -v ./test/faults/...
 
+.PHONY: test-load
+test-load: tools build ## The control-plane packages under load, to find tests that depend on how busy the machine is: a CPU-bound process per core beside LOAD_COUNT (5) runs of test/integration, test/kueue, test/faults and test/cluster, one package at a time; lists every failed test with its first failure line (bin/test-load.log). Run it before resolving an issue that touches a controller (docs/testing.md). About 70 minutes with LOAD_COUNT=5; LOAD_PACKAGES=./test/kueue/... for one package.
+	hack/load.sh
+
 .PHONY: test-e2e
 test-e2e: tools build ## kuttl suites alone under test/e2e on the local cluster (controllers, scheduler, simulated nodes; manager in the background). E2EFLAGS="--test storage" runs one.
 	hack/e2e.sh $(E2EFLAGS)

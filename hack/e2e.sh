@@ -34,5 +34,10 @@ if [ "${CLUSTER_GO_TESTS:-}" = 1 ]; then
   echo "e2e: Go tests on the local cluster took $((SECONDS - start)) s"
 fi
 start=$SECONDS
-bin/kubectl-kuttl test --config test/e2e/kuttl-test.yaml "$@"
+# TEST_TIMEOUT_SCALE (docs/testing.md) scales kuttl's step timeout too.
+kuttl_timeout=()
+if [ -n "${TEST_TIMEOUT_SCALE:-}" ]; then
+  kuttl_timeout=(--timeout "$(awk -v s="$TEST_TIMEOUT_SCALE" 'BEGIN { printf "%d", 60 * s }')")
+fi
+bin/kubectl-kuttl test --config test/e2e/kuttl-test.yaml "${kuttl_timeout[@]}" "$@"
 echo "e2e: kuttl took $((SECONDS - start)) s"

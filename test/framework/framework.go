@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +65,25 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() er
 	}
 }
 
+// TimeoutScale multiplies every wait of the suites (Poll, Eventually, the
+// Env's waits): TEST_TIMEOUT_SCALE, 1 when unset. The one knob for a slower
+// machine (docs/testing.md); the waits themselves wait on the condition they
+// mean, so a larger scale costs time only when something is wrong.
+var TimeoutScale = func() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("TEST_TIMEOUT_SCALE"), 64); err == nil && v > 0 {
+		return v
+	}
+	return 1
+}()
+
+// Scaled is d times TimeoutScale.
+func Scaled(d time.Duration) time.Duration { return time.Duration(float64(d) * TimeoutScale) }
+
 // Poll calls cond every Tick until it returns nil, or returns its last error
-// after timeout (for a TestMain, which has no *testing.T).
+// after timeout, scaled by TimeoutScale (for a TestMain, which has no
+// *testing.T).
 func Poll(timeout time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(Scaled(timeout))
 	for {
 		err := cond()
 		if err == nil {
