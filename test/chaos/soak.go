@@ -142,10 +142,17 @@ func (s Soak) Run(ctx context.Context) (Counts, error) {
 		var op string
 		var err error
 		p := s.Rand.Intn(100)
-		if s.Restart != nil && time.Since(lastRestart) >= s.RestartEvery && time.Until(end) >= s.QuietTail {
+		switch {
+		case s.Restart != nil && time.Since(lastRestart) >= s.RestartEvery && time.Until(end) >= s.QuietTail:
 			// A restart is due: one every RestartEvery, not left to chance
 			// (at 15% a draw, a short soak could end without one).
 			p = 100
+		case counts["spec edit"] == 0:
+			// Every kind of operation at least once, however few a slow
+			// machine gets through in Duration: a spec edit, then a delete.
+			p = 0
+		case counts["delete"] == 0 && !deleted[i]:
+			p = 70
 		}
 		switch {
 		case p < 40:

@@ -155,6 +155,22 @@ func (e *Env) Update(t testing.TB, obj client.Object, change func()) {
 	require.NoError(t, err)
 }
 
+// UpdateStatus writes obj's status after change, reading obj again and
+// changing it again on a conflict: the operator may write the object
+// between a test's read and its write (playing a controller that writes a
+// status, the test must not lose that race).
+func (e *Env) UpdateStatus(t testing.TB, obj client.Object, change func()) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change()
+		return e.Client.Status().Update(context.Background(), obj)
+	})
+	require.NoError(t, err)
+}
+
 // NewNamespace creates a namespace of its own for a test, named after
 // prefix ("t" when empty) and a random suffix. Its CRs are deleted when the
 // test ends: envtest runs no namespace controller, and a test's CRs would

@@ -221,10 +221,10 @@ func TestStorageGrowsNeverShrinksAndIsKept(t *testing.T) {
 	assert.Equal(t, "ClaimPending", condition(got, status.TypeStorageReady).Reason)
 
 	// Play the PV controller: bind the claim.
-	pvc := &corev1.PersistentVolumeClaim{}
-	require.NoError(t, env.Get(ns, "disk-pvc", pvc))
-	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}}
-	require.NoError(t, k8s.Status().Update(context.Background(), pvc))
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "disk-pvc"}}
+	env.UpdateStatus(t, pvc, func() {
+		pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}}
+	})
 	env.Eventually(t, "StorageReady", func() error {
 		cr := &llamav1alpha1.LlamaStackDistribution{}
 		if err := env.Get(ns, "disk", cr); err != nil {
@@ -404,10 +404,10 @@ func TestStatusReportsServiceAndRoute(t *testing.T) {
 	assert.Empty(t, got.Status.RouteURL, "no host is known yet")
 
 	// Play the ingress controller.
-	ing := &networkingv1.Ingress{}
-	require.NoError(t, env.Get(ns, "url-ingress", ing))
-	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{Hostname: "llama.example.com"}}
-	require.NoError(t, k8s.Status().Update(context.Background(), ing))
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "url-ingress"}}
+	env.UpdateStatus(t, ing, func() {
+		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{Hostname: "llama.example.com"}}
+	})
 	env.Eventually(t, "routeURL", func() error {
 		if err := env.Get(ns, "url", got); err != nil {
 			return err

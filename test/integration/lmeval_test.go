@@ -198,8 +198,7 @@ func TestLMEvalJobCancel(t *testing.T) {
 	job := sampleJob(t, ns)
 	job = waitJob(t, ns, job.Name, "Scheduled", inState(lmv1alpha1.JobStateScheduled, ""))
 	// Upstream's way: a write of status.state.
-	job.Status.State = lmv1alpha1.JobStateCancelled
-	require.NoError(t, k8s.Status().Update(context.Background(), job))
+	env.UpdateStatus(t, job, func() { job.Status.State = lmv1alpha1.JobStateCancelled })
 	job = waitJob(t, ns, job.Name, "Cancelled", inState(lmv1alpha1.JobStateComplete, lmv1alpha1.ReasonCancelled))
 	assert.NotNil(t, job.Status.CompleteTime)
 	env.Eventually(t, "the pod deleted", env.GoneFrom(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job.Name}}))

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -158,12 +159,18 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}}
 	names := []string{"again", "again-service", "again-sa"}
 	for i, obj := range owned {
-		require.NoError(t, env.Get(ns, names[i], obj))
-		refs := obj.GetOwnerReferences()
-		require.Len(t, refs, 1)
-		refs[0].UID = dead
-		obj.SetOwnerReferences(refs)
-		require.NoError(t, k8s.Update(ctx, obj))
+		// The operator may write the object meanwhile (its status, a
+		// repair): read it again on a conflict.
+		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := env.Get(ns, names[i], obj); err != nil {
+				return err
+			}
+			refs := obj.GetOwnerReferences()
+			require.Len(t, refs, 1)
+			refs[0].UID = dead
+			obj.SetOwnerReferences(refs)
+			return k8s.Update(ctx, obj)
+		}))
 	}
 
 	for i, obj := range owned {
@@ -298,8 +305,7 @@ func TestProxyBindingOfAGoneCRIsSwept(t *testing.T) {
 	cr := waitTAS(t, ns, "tas", "ProvisioningSucceeded", metav1.ConditionTrue, "ReleaseApplied")
 	name := "trustyai-proxy." + ns + ".tas"
 	env.Eventually(t, "the proxy binding", func() error { return env.Get("", name, &rbacv1.ClusterRoleBinding{}) })
-	cr.Finalizers = nil
-	require.NoError(t, k8s.Update(context.Background(), cr))
+	env.Update(t, cr, func() { cr.Finalizers = nil })
 	require.NoError(t, k8s.Delete(context.Background(), cr))
 	env.Eventually(t, "the proxy binding swept", func() error { return env.Gone("", name, &rbacv1.ClusterRoleBinding{}) })
 }

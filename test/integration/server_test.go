@@ -77,10 +77,10 @@ func (f *fakeServers) requestsFor(host string) int {
 // controllers).
 func markReady(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	require.NoError(t, env.Get(ns, name, d))
-	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
-	require.NoError(t, k8s.Status().Update(context.Background(), d))
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	env.UpdateStatus(t, d, func() {
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas}
+	})
 }
 
 // Once its pods are ready, the server's version, providers and health are

@@ -655,8 +655,28 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 	}
 	t.Logf("RBAC OLM granted: %v", slices.Sorted(maps.Keys(roles)))
 	deleted := time.Now().Truncate(time.Second)
-	for _, o := range []client.Object{sub, csv2} {
-		if err := olmc.Delete(ctx, o); err != nil {
+	if err := olmc.Delete(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	// Every CSV of the operator in its namespace, not only the installed
+	// one: OLM v0.38.0 can re-run a replaced version's InstallPlan while
+	// that version's CSV is being replaced, and the old CSV comes back
+	// Succeeded beside the new one (seen in a fresh-clone CI run, issue
+	// 52); an administrator uninstalling deletes what `kubectl get csv`
+	// lists. The copies OLM makes in other namespaces go with them.
+	csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+	if err := olmc.List(ctx, csvs, client.InNamespace(opNS)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range csvs.Items {
+		c := &csvs.Items[i]
+		if c.Labels["olm.copiedFrom"] != "" {
+			continue
+		}
+		if c.Name != csv2.Name {
+			t.Logf("CSV %s (%s) was left beside %s by OLM: deleted with it", c.Name, c.Status.Phase, csv2.Name)
+		}
+		if err := olmc.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)
 		}
 	}
