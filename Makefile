@@ -87,7 +87,7 @@ render: ## Print what the operator would apply for the samples, offline (RENDER_
 
 .PHONY: test-unit
 test-unit: tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate).
-	go test $(GOTESTFLAGS) $$(go list ./... | grep -v -e /test/ -e /internal/localcluster)
+	go test $(GOTESTFLAGS) -timeout 30m $$(go list ./... | grep -v -e /test/ -e /internal/localcluster)
 
 # How much test-fuzz mutates each fuzz target: unset, a count of inputs per
 # target (a count has no wall-clock deadline, which Go's fuzzing coordinator

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -182,16 +183,26 @@ type renderer struct {
 	charts    map[string]*charts.Chart
 }
 
+// crdAdmission is the admission of the embedded CRDs: parsed and compiled
+// (their schemas and CEL rules) once per process, since they never change
+// in it. A render command builds it once anyway; the tests, which render
+// thousands of CRs in one process, spent most of their time here (418 s of
+// cmd/render's tests beside the envtest suite, over Go's 10-minute test
+// deadline with a loaded core; issue 52).
+var crdAdmission = sync.OnceValues(func() (*admission.Admission, error) {
+	crds, err := crd.All()
+	if err != nil {
+		return nil, err
+	}
+	return admission.NewAdmission(crds)
+})
+
 func newRenderer(opts renderOptions) (*renderer, error) {
 	ws, err := watches.Load(opts.watchesFile)
 	if err != nil {
 		return nil, err
 	}
-	crds, err := crd.All()
-	if err != nil {
-		return nil, err
-	}
-	admission, err := admission.NewAdmission(crds)
+	admission, err := crdAdmission()
 	if err != nil {
 		return nil, err
 	}
