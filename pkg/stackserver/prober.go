@@ -88,6 +88,10 @@ type Prober struct {
 	mu       sync.Mutex
 	last     map[types.UID]probed
 	inFlight map[types.UID]bool
+	// owed marks the CRs whose last Info found no answer for their key:
+	// the reconcile that asked is owed a pass once the probe is done, even
+	// when the probe ends before the reconcile asks Owed.
+	owed map[types.UID]bool
 }
 
 type probed struct {
@@ -102,7 +106,7 @@ func NewProber(client *http.Client) *Prober {
 	if client == nil {
 		client = &http.Client{Timeout: probeTimeout, Transport: Transport()}
 	}
-	return &Prober{client: client, now: time.Now, slots: make(chan struct{}, maxInFlight), last: map[types.UID]probed{}, inFlight: map[types.UID]bool{}}
+	return &Prober{client: client, now: time.Now, slots: make(chan struct{}, maxInFlight), last: map[types.UID]probed{}, inFlight: map[types.UID]bool{}, owed: map[types.UID]bool{}}
 }
 
 // Info is the last answer of the CR's server for key, if there is one
@@ -113,6 +117,9 @@ func (p *Prober) Info(uid types.UID, key, base string) (info Answer, known bool)
 	defer p.mu.Unlock()
 	l, ok := p.last[uid]
 	known = ok && l.key == key
+	if !known {
+		p.owed[uid] = true
+	}
 	if known && p.now().Sub(l.at) < probeEvery {
 		return l.info, true
 	}
@@ -144,10 +151,25 @@ func (p *Prober) Probing(uid types.UID) bool {
 	return p.inFlight[uid]
 }
 
+// Owed says whether the CR must be reconciled again to take an answer: a
+// probe of its server runs, or its last Info found none for its key (the
+// probe that Info started may have ended already: a fast server answers
+// before the reconcile that asked has written its status, and that status
+// would otherwise stand with no answer until something else changes).
+// It is owed once: the pass it brings asks Info again.
+func (p *Prober) Owed(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	owed := p.owed[uid]
+	delete(p.owed, uid)
+	return owed || p.inFlight[uid]
+}
+
 // Forget drops a CR's answer (it is gone).
 func (p *Prober) Forget(uid types.UID) {
 	p.mu.Lock()
 	delete(p.last, uid)
+	delete(p.owed, uid)
 	p.mu.Unlock()
 }
 

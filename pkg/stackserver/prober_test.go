@@ -122,3 +122,39 @@ func TestServerProbeUnreachable(t *testing.T) {
 	assert.Empty(t, info.Version)
 	assert.Nil(t, info.Providers)
 }
+
+// A reconcile that found no answer is owed a pass once, even when the probe
+// it started ends before it asks (a fast server on a loaded machine answers
+// while the reconcile still writes its status: with only Probing, that
+// reconcile saw no probe running, asked for no pass, and its status said
+// "pods not ready" until something else changed; TestKilledMidFlight saw a
+// LlamaStackDistribution stuck so under load). Not owed again after a pass
+// that took the answer.
+func TestAnAnswerIsOwedToTheReconcileThatFoundNone(t *testing.T) {
+	var healthy atomic.Bool
+	var requests atomic.Int32
+	healthy.Store(true)
+	srv := fakeServer(t, &healthy, &requests)
+	p := NewProber(srv.Client())
+	key := "1 " + srv.URL
+
+	_, known := p.Info("uid-1", key, srv.URL)
+	require.False(t, known)
+	// The probe ends before the reconcile asks whether it is owed a pass.
+	require.Eventually(t, func() bool { return !p.Probing("uid-1") }, 10*time.Second, time.Millisecond)
+	assert.True(t, p.Owed("uid-1"), "the reconcile that found no answer comes back for it")
+	assert.False(t, p.Owed("uid-1"), "owed once")
+
+	// The pass it brings takes the answer: nothing more is owed.
+	info, known := p.Info("uid-1", key, srv.URL)
+	assert.True(t, known)
+	assert.True(t, info.Healthy, info.Problem)
+	assert.False(t, p.Owed("uid-1"), "an answered CR is not reconciled again")
+
+	// A forgotten CR (deleted) is owed nothing.
+	_, known = p.Info("uid-2", key, srv.URL)
+	require.False(t, known)
+	require.Eventually(t, func() bool { return !p.Probing("uid-2") }, 10*time.Second, time.Millisecond)
+	p.Forget("uid-2")
+	assert.False(t, p.Owed("uid-2"), "a forgotten CR is owed nothing")
+}

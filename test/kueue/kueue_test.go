@@ -121,6 +121,17 @@ func createJobWith(t *testing.T, ns, name string, labels map[string]string) *lmv
 
 func waitJob(t *testing.T, job *lmv1alpha1.LMEvalJob, state lmv1alpha1.JobState, reason lmv1alpha1.Reason) *lmv1alpha1.LMEvalJob {
 	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			// What the job's Workload said when the job did not get there.
+			wl := &unstructured.Unstructured{}
+			wl.SetGroupVersionKind(lmeval.WorkloadGVK)
+			err := k8s.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: lmeval.WorkloadName(job.Name, string(job.UID))}, wl)
+			st, _, _ := unstructured.NestedMap(wl.Object, "status")
+			b, _ := json.Marshal(st)
+			t.Logf("the job's Workload (%v): resourceVersion %s, status %s", err, wl.GetResourceVersion(), b)
+		}
+	})
 	return env.WaitLMEvalJob(t, job.Namespace, job.Name, state, reason)
 }
 

@@ -58,7 +58,7 @@ func infoOf(a stackserver.Answer) serverInfo {
 // Recheck implements release.Rechecker: a CR whose server is being asked is
 // reconciled again soon, to take the answer.
 func (k *Kind) Recheck(cr *llamav1alpha1.LlamaStackDistribution) time.Duration {
-	if k.servers().Probing(cr.UID) {
+	if k.servers().Owed(cr.UID) {
 		return stackserver.Recheck
 	}
 	return 0

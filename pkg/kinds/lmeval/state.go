@@ -145,6 +145,21 @@ func Decide(in Input) Plan {
 		ev(corev1.EventTypeNormal, EventJobCompleted, "The LMEvalJob %s in namespace %s has completed", job.Name, job.Namespace)
 	}
 
+	// scheduled: the job's pod is made (or was, by a pass whose status
+	// write was lost).
+	scheduled := func() {
+		resumed := st.State == lmv1alpha1.JobStateSuspended && st.LastScheduleTime != nil
+		st.State, st.Reason, st.Message = lmv1alpha1.JobStateScheduled, lmv1alpha1.ReasonNone, "the pod is created"
+		st.PodName, st.LastScheduleTime = NamesOf(job.Name).Pod, &now
+		st.ProgressBars, st.Results, st.CompleteTime = nil, "", nil
+		st.ObservedGeneration = job.Generation
+		if resumed {
+			ev(corev1.EventTypeNormal, EventResumed, "the LMEvalJob %s in namespace %s is resumed: a pod is created", job.Name, job.Namespace)
+		} else {
+			ev(corev1.EventTypeNormal, EventPodCreation, "the LMEvalJob %s in namespace %s created a pod", job.Name, job.Namespace)
+		}
+	}
+
 	switch {
 	case st.State == lmv1alpha1.JobStateComplete && in.Pod != nil && in.Pod.SpecHash != "" && in.Pod.SpecHash != hash && !in.Pod.Deleting:
 		// The spec changed after the job finished: run it again. The
@@ -213,20 +228,18 @@ func Decide(in Input) Plan {
 			// The administrator's settings: wait for them, as New.
 			st.State, st.Reason, st.Message = lmv1alpha1.JobStateNew, lmv1alpha1.ReasonNone, in.InvalidMessage
 		default:
-			resumed := st.State == lmv1alpha1.JobStateSuspended && st.LastScheduleTime != nil
 			plan.Create = true
-			st.State, st.Reason, st.Message = lmv1alpha1.JobStateScheduled, lmv1alpha1.ReasonNone, "the pod is created"
-			st.PodName, st.LastScheduleTime = NamesOf(job.Name).Pod, &now
-			st.ProgressBars, st.Results, st.CompleteTime = nil, "", nil
-			st.ObservedGeneration = job.Generation
-			if resumed {
-				ev(corev1.EventTypeNormal, EventResumed, "the LMEvalJob %s in namespace %s is resumed: a pod is created", job.Name, job.Namespace)
-			} else {
-				ev(corev1.EventTypeNormal, EventPodCreation, "the LMEvalJob %s in namespace %s created a pod", job.Name, job.Namespace)
-			}
+			scheduled()
 		}
 
 	default:
+		if st.State != lmv1alpha1.JobStateScheduled && st.State != lmv1alpha1.JobStateRunning && st.State != lmv1alpha1.JobStateComplete {
+			// The job's pod of this spec exists and the status says none
+			// does (New, Suspended): the pass that made it read a stale
+			// job and its status write failed. The status says what runs,
+			// else the job waits as Suspended beside its own pod.
+			scheduled()
+		}
 		if st.State == lmv1alpha1.JobStateComplete {
 			// Only the kubelet ends a run (the pod's phase and its
 			// termination message), or the operator, which deletes a pod

@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -291,5 +294,47 @@ func TestRerunSurvivesEveryInterleaving(t *testing.T) {
 		if queue != nil && (p4.Create || p4.Status.State != lmv1alpha1.JobStateSuspended) {
 			t.Fatalf("the new run does not wait for Kueue: %+v", p4)
 		}
+	}
+}
+
+// A pass that reads a stale job (its cache behind the status the last pass
+// wrote) makes the pod and fails to write the status (a conflict). The
+// next pass, from the newer status (Suspended, New) and the pod it finds,
+// must say Scheduled: else the job waits as Suspended beside its own pod
+// (TestEvictedJobIsSuspendedAndRequeued and TestForgedEndKeepsTheQuota saw
+// that on a loaded machine), and never leaves it before the pod runs.
+func TestPodMadeByAPassWhoseStatusWasLost(t *testing.T) {
+	admitted := &Queue{Name: "q", Admission: &Admission{Reserved: true, Admitted: true, ClusterQueue: "cq"}}
+	for _, c := range []struct {
+		name  string
+		state lmv1alpha1.JobState
+		queue *Queue
+	}{
+		{"queued, Suspended by the pass before", lmv1alpha1.JobStateSuspended, admitted},
+		{"queued, New", lmv1alpha1.JobStateNew, admitted},
+		{"unqueued, New", lmv1alpha1.JobStateNew, nil},
+		{"unqueued, resumed from Suspended", lmv1alpha1.JobStateSuspended, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stale := job("")
+			// The stale pass: it makes the pod; its status write is lost.
+			first := Decide(Input{Job: stale, Queue: c.queue, SuspendHonored: c.queue == nil, Now: t0})
+			require.True(t, first.Create, "the stale pass makes the pod")
+
+			newer := job(c.state)
+			created := pod(newer, corev1.PodPending, nil)
+			plan := Decide(Input{Job: newer, Pod: created, Queue: c.queue, SuspendHonored: c.queue == nil, Now: t0})
+			assert.False(t, plan.Create, "the pod exists")
+			assert.False(t, plan.DeletePod, "the pod is the job's run")
+			assert.Equal(t, lmv1alpha1.JobStateScheduled, plan.Status.State, "the status says the pod runs")
+			assert.Equal(t, "eval", plan.Status.PodName)
+			assert.NotNil(t, plan.Status.LastScheduleTime)
+
+			// The kubelet starts it: Running, as for any run.
+			next := newer.DeepCopy()
+			next.Status = plan.Status
+			plan = Decide(Input{Job: next, Pod: pod(next, corev1.PodRunning, &corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}), Queue: c.queue, SuspendHonored: c.queue == nil, Now: t0})
+			assert.Equal(t, lmv1alpha1.JobStateRunning, plan.Status.State)
+		})
 	}
 }

@@ -120,7 +120,7 @@ func (*Kind) Conditions(cr *ogxv1beta1.OGXServer) []metav1.Condition {
 // Recheck implements release.Rechecker: a CR whose server is being asked is
 // reconciled again soon, to take the answer.
 func (k *Kind) Recheck(cr *ogxv1beta1.OGXServer) time.Duration {
-	if k.servers().Probing(cr.UID) {
+	if k.servers().Owed(cr.UID) {
 		return stackserver.Recheck
 	}
 	k.mu.Lock()
