@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -216,5 +217,70 @@ func TestCheckObjectsRefusesAnnotationsThatAreNotStrings(t *testing.T) {
 	_, err := CheckObjects(objs, policy)
 	if err == nil || !strings.Contains(err.Error(), "metadata.annotations must map strings to strings") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// An object is the CR's own to take over only when its controller reference
+// is this CR by kind, name and UID (the upstream operator made it for this
+// CR); the same name or kind without the UID, another group, or a mere
+// owner reference is not.
+func TestTakesOver(t *testing.T) {
+	o := Ownership{Label: "ai-stack-operator.io/managed", Release: "llsd-demo", Owner: schema.GroupKind{Group: "llamastack.io", Kind: "LlamaStackDistribution"}, Namespace: "team-a", Name: "demo", UID: "uid-1"}
+	yes, no := true, false
+	ref := func(apiVersion, kind, name string, uid types.UID, controller *bool) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: controller}}
+	}
+	for _, tc := range []struct {
+		name string
+		refs []metav1.OwnerReference
+		want bool
+	}{
+		{"this CR's controller reference", ref("llamastack.io/v1alpha1", "LlamaStackDistribution", "demo", "uid-1", &yes), true},
+		{"another version of the API", ref("llamastack.io/v1beta1", "LlamaStackDistribution", "demo", "uid-1", &yes), true},
+		{"an earlier CR of the name", ref("llamastack.io/v1alpha1", "LlamaStackDistribution", "demo", "uid-0", &yes), false},
+		{"another group", ref("ogx.io/v1beta1", "LlamaStackDistribution", "demo", "uid-1", &yes), false},
+		{"another name", ref("llamastack.io/v1alpha1", "LlamaStackDistribution", "other", "uid-1", &yes), false},
+		{"an owner, not the controller", ref("llamastack.io/v1alpha1", "LlamaStackDistribution", "demo", "uid-1", &no), false},
+		{"no reference (a user's object)", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := o.TakesOver(tc.refs); got != tc.want {
+				t.Fatalf("TakesOver = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	o.UID = ""
+	if o.TakesOver(ref("llamastack.io/v1alpha1", "LlamaStackDistribution", "demo", "uid-1", &yes)) {
+		t.Fatal("without the CR's UID nothing is taken over")
+	}
+	labels, ann := Ownership{Label: "l", Release: "r", Namespace: "ns"}.TakeOverMarks()
+	if labels["l"] != "true" || labels[LabelHelmManagedBy] != "Helm" || ann[AnnotationReleaseName] != "r" || ann[AnnotationReleaseNamespace] != "ns" {
+		t.Fatalf("marks %v %v", labels, ann)
+	}
+	// What the marks make of the object is what Check wants.
+	if err := (Ownership{Label: "l", Release: "r", Namespace: "ns", Name: "demo", Owner: o.Owner}).Check("Service ns/demo-service", labels, ann, ref("llamastack.io/v1alpha1", "LlamaStackDistribution", "demo", "uid-1", &yes)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every object in the way is named at once, and a claim is never to be
+// deleted to make way.
+func TestConflictsNameEveryObjectAndKeepClaims(t *testing.T) {
+	cs := Conflicts{
+		{Object: "NetworkPolicy team-a/demo-network-policy", Why: "it lacks the label l=true"},
+		{Object: "PersistentVolumeClaim team-a/demo-pvc", Why: "it lacks the label l=true"},
+	}
+	msg := cs.Error()
+	for _, want := range []string{"2 objects", "NetworkPolicy team-a/demo-network-policy", "PersistentVolumeClaim team-a/demo-pvc", "do not delete it to make way"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	one := Conflicts{cs[1]}.Error()
+	if !strings.Contains(one, "do not delete it") || strings.Contains(one, "rename or delete that object") {
+		t.Errorf("a claim alone: %q", one)
+	}
+	if other := (Conflicts{cs[0]}).Error(); !strings.Contains(other, "rename or delete that object") {
+		t.Errorf("another object alone: %q", other)
 	}
 }

@@ -2,9 +2,11 @@ package guard
 
 import (
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Helm's release annotations on every object it applies.
@@ -35,7 +37,78 @@ type Ownership struct {
 	Owner schema.GroupKind
 	// Namespace and Name of the CR.
 	Namespace, Name string
+	// UID of the CR: an object whose controller reference is this CR (its
+	// kind, name and UID) is the CR's own even without the operator's
+	// marks: the upstream operator this one replaces made it for the CR,
+	// and it is taken over in place (TakesOver), never a conflict. Empty:
+	// nothing is taken over.
+	UID types.UID
 }
+
+// TakesOver says whether an object that is not the operator's by its marks
+// (Check refuses it) is the CR's own all the same: its controller reference
+// is this CR, by kind, name and UID. Only the CR's own controller can have
+// set that reference (a UID is not guessed), so a user's object of the name
+// never qualifies.
+func (o Ownership) TakesOver(refs []metav1.OwnerReference) bool {
+	if o.UID == "" {
+		return false
+	}
+	c := metav1.GetControllerOfNoCopy(&metav1.ObjectMeta{OwnerReferences: refs})
+	if c == nil || c.UID != o.UID || c.Kind != o.Owner.Kind || c.Name != o.Name {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(c.APIVersion)
+	return err == nil && gv.Group == o.Owner.Group
+}
+
+// TakeOverMarks are the labels and annotations that make an object the
+// operator's for this CR's release (what Check and Helm's adoption look
+// for); its controller reference, the CR's already, is left as it is.
+func (o Ownership) TakeOverMarks() (labels, annotations map[string]string) {
+	labels = map[string]string{o.Label: "true"}
+	if o.Release == "" {
+		return labels, nil
+	}
+	labels[LabelHelmManagedBy] = "Helm"
+	return labels, map[string]string{AnnotationReleaseName: o.Release, AnnotationReleaseNamespace: o.Namespace}
+}
+
+// LabelHelmManagedBy is the label Helm requires, with the value Helm, on an
+// object it adopts into a release.
+const LabelHelmManagedBy = "app.kubernetes.io/managed-by"
+
+// Conflicts are every object in the way of a manifest, at once (so that a
+// user does not go round once per object).
+type Conflicts []*Conflict
+
+func (cs Conflicts) Error() string {
+	if len(cs) == 1 {
+		return cs[0].Error()
+	}
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		parts = append(parts, c.Object+" ("+c.Why+")")
+	}
+	msg := fmt.Sprintf("%d objects exist that were not created by the operator for this resource: %s; the operator neither overwrites nor deletes them: %s",
+		len(cs), strings.Join(parts, "; "), cs.advice())
+	return msg
+}
+
+// advice is what to do about the objects in the way.
+func (cs Conflicts) advice() string {
+	for _, c := range cs {
+		if c.holdsData() {
+			return claimAdvice
+		}
+	}
+	return "rename or delete those objects, or rename the custom resource"
+}
+
+// claimAdvice never tells a user to delete a claim: it may hold data.
+const claimAdvice = "a PersistentVolumeClaim among them may hold data: do not delete it to make way (its data goes with it); rename the custom resource, or move the claim's data to a claim of another name first; rename or delete the other objects"
+
+func (c *Conflict) holdsData() bool { return strings.HasPrefix(c.Object, "PersistentVolumeClaim ") }
 
 // Conflict is an object of a name the operator wants that it did not create.
 type Conflict struct {
@@ -46,6 +119,9 @@ type Conflict struct {
 }
 
 func (c *Conflict) Error() string {
+	if c.holdsData() {
+		return fmt.Sprintf("%s exists and was not created by the operator for this resource (%s); the operator neither overwrites nor deletes it, and it may hold data: do not delete it to make way (its data goes with it); rename the custom resource, or move the claim's data to a claim of another name first", c.Object, c.Why)
+	}
 	return fmt.Sprintf("%s exists and was not created by the operator for this resource (%s); the operator neither overwrites nor deletes it: rename or delete that object, or rename the custom resource", c.Object, c.Why)
 }
 

@@ -42,7 +42,7 @@ func (r *Reconciler) policy(obj client.Object) guard.Policy {
 
 // ownership describes the objects the operator renders for this CR.
 func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownership {
-	own := guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	own := guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
 	if legacy := naming.LegacyReleaseName(r.meta.ReleasePrefix, obj.GetNamespace(), obj.GetName()); legacy != relName {
 		own.Legacy = legacy
 	}

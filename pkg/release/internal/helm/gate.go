@@ -70,6 +70,9 @@ func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.takeOver(lives); err != nil {
+		return nil, err
+	}
 	if err := g.releaseDeadOwners(lives); err != nil {
 		return nil, err
 	}
@@ -134,6 +137,88 @@ func (g *gate) releaseDeadOwners(lives []liveObject) error {
 	return nil
 }
 
+// takeOver makes the objects that are the CR's own without the operator's
+// marks (guard.Ownership.TakesOver: the upstream operator made them for
+// this CR) the operator's in place, in one write each: a JSON merge patch
+// of the rendered object with the operator's label and Helm's release marks,
+// guarded by the object's resourceVersion. Maps merge and lists are
+// replaced, so what upstream rendered and this chart does not (its own
+// environment, probe timings) goes in the same write, and the Deployment
+// rolls out once, to what the chart renders; Helm, which then adopts the
+// object into the release, finds nothing left to patch (issue 46: a Helm
+// adoption alone left upstream's fields, which the next drift repair
+// removed, a second rollout). Their UIDs, a Service's ClusterIP and a
+// claim's volume stay (merged maps keep the fields the chart does not
+// render). An object the chart keeps when the CR goes (helm.sh/resource-
+// policy: keep: the claims, which hold data) trades the CR's controller
+// reference for the owner annotations, as the operator's own such objects
+// carry: deleting the CR must not delete the data.
+func (g *gate) takeOver(lives []liveObject) error {
+	labels, marks := g.ownership.TakeOverMarks()
+	for _, l := range lives {
+		if !l.takeOver {
+			continue
+		}
+		m, err := meta.Accessor(l.existing)
+		if err != nil {
+			return err
+		}
+		rendered, ok := l.info.Object.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("take %s over: rendered as %T", l.ref(), l.info.Object)
+		}
+		u := rendered.DeepCopy()
+		keep := manifestutil.HasResourcePolicyKeep(u.GetAnnotations())
+		ls := u.GetLabels()
+		if ls == nil {
+			ls = map[string]string{}
+		}
+		for k, v := range labels {
+			ls[k] = v
+		}
+		u.SetLabels(ls)
+		as := u.GetAnnotations()
+		if as == nil {
+			as = map[string]string{}
+		}
+		for k, v := range marks {
+			as[k] = v
+		}
+		if keep {
+			as[sdkhandler.NamespacedNameAnnotation] = g.owner.GetNamespace() + "/" + g.owner.GetName()
+			as[sdkhandler.TypeAnnotation] = g.ownerKind.GroupKind().String()
+		}
+		if len(as) > 0 {
+			u.SetAnnotations(as)
+		}
+		u.SetResourceVersion(m.GetResourceVersion())
+		if keep {
+			refs := []any{}
+			for _, r := range m.GetOwnerReferences() {
+				if r.UID == g.owner.GetUID() {
+					continue
+				}
+				ref, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&r)
+				if err != nil {
+					return err
+				}
+				refs = append(refs, ref)
+			}
+			if err := unstructured.SetNestedSlice(u.Object, refs, "metadata", "ownerReferences"); err != nil {
+				return err
+			}
+		}
+		patch, err := json.Marshal(u.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := resource.NewHelper(l.info.Client, l.info.Mapping).Patch(l.info.Namespace, l.info.Name, types.MergePatchType, patch, &metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("take %s over (the %s's own, made by another operator): %w", l.ref(), g.ownerKind.Kind, err)
+		}
+	}
+	return nil
+}
+
 // own sets the CR as the controller of an object in its namespace, unless
 // the chart keeps the object when the CR goes (helm.sh/resource-policy:
 // keep), and marks anything else with operator-lib's owner annotations.
@@ -182,6 +267,9 @@ func checkedInfos(cfg *action.Configuration, manifest string, policy guard.Polic
 type liveObject struct {
 	info     *resource.Info
 	existing runtime.Object
+	// takeOver: it exists, lacks the operator's marks and is the CR's own
+	// by its controller reference (guard.Ownership.TakesOver).
+	takeOver bool
 }
 
 func (l liveObject) ref() string {
@@ -192,9 +280,9 @@ func (l liveObject) ref() string {
 const readers = 8
 
 // checkOwnership reads every object of a manifest from the API server and
-// returns them with their live state, or a *guard.Conflict for the first one
-// (in the manifest's order) that exists and is not the operator's for this
-// release and CR. The reads run side by side (readers at a time): one
+// returns them with their live state, or guard.Conflicts naming every one
+// (in the manifest's order) that exists and is neither the operator's for
+// this release and CR nor the CR's own to take over. The reads run side by side (readers at a time): one
 // round trip's wait for a manifest of a few objects instead of one per
 // object (issue 33).
 func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObject, error) {
@@ -211,21 +299,34 @@ func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObj
 		}()
 	}
 	wg.Wait()
+	var conflicts guard.Conflicts
 	for _, err := range errs {
-		if err != nil {
+		var c *guard.Conflict
+		switch {
+		case errors.As(err, &c):
+			conflicts = append(conflicts, c)
+		case err != nil:
 			return nil, err
 		}
+	}
+	if len(conflicts) > 0 {
+		return nil, conflicts
 	}
 	return out, nil
 }
 
-// readOwned is readLive with a conflict as its error.
+// readOwned is readLive with a conflict as its error, and the CR's own
+// objects without the operator's marks marked to be taken over.
 func readOwned(info *resource.Info, own guard.Ownership) (liveObject, error) {
 	l, conflict, err := readLive(info, own)
-	if err == nil {
-		err = conflict
+	if err != nil || conflict == nil {
+		return l, err
 	}
-	return l, err
+	if m, merr := meta.Accessor(l.existing); merr == nil && own.TakesOver(m.GetOwnerReferences()) {
+		l.takeOver = true
+		return l, nil
+	}
+	return l, conflict
 }
 
 // readLive reads the live state of one object of a manifest (existing is nil
@@ -263,6 +364,10 @@ func AsUserError(err error) *status.Failure {
 	var v *guard.Violation
 	if errors.As(err, &v) {
 		return &status.Failure{Reason: status.ReasonInvalidSpec, Message: v.Error()}
+	}
+	var cs guard.Conflicts
+	if errors.As(err, &cs) {
+		return &status.Failure{Reason: status.ReasonNameConflict, Message: cs.Error()}
 	}
 	var c *guard.Conflict
 	if errors.As(err, &c) {

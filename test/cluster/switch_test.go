@@ -1,0 +1,265 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	must "github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// Upstream's sample config/samples/example-withoutconfigmap.yaml
+// (llama-stack-k8s-operator 7735e43), unchanged.
+const upstreamLLSDWithStorage = `
+apiVersion: llamastack.io/v1alpha1
+kind: LlamaStackDistribution
+metadata:
+  name: llamastack-without-userconfig
+spec:
+  replicas: 1
+  server:
+    distribution:
+      name: starter
+    containerSpec:
+      env:
+      - name: OLLAMA_INFERENCE_MODEL
+        value: "llama3.2:1b"
+      - name: OLLAMA_URL
+        value: "http://ollama-server-service.ollama-dist.svc.cluster.local:11434"
+    storage:
+      size: "10Gi"  # Optional - defaults to 10Gi
+      mountPath: "/home/lls/.lls"  # Optional - defaults to /.llama
+`
+
+// upstreamLLSDObjects are the objects llama-stack-k8s-operator 7735e43
+// leaves for a LlamaStackDistribution with storage, as its code makes them
+// (controllers/manifests/base, pkg/deploy/kustomizer.go,
+// controllers/resource_helper.go): its three common labels on each, the CR
+// as controller, the Deployment named as the CR and the others <name>-<kind>.
+func upstreamLLSDObjects(cr *llamav1alpha1.LlamaStackDistribution) []client.Object {
+	n, ns := cr.Name, cr.Namespace
+	common := func(extra map[string]string) map[string]string {
+		l := map[string]string{"app.kubernetes.io/managed-by": "llama-stack-operator", "app.kubernetes.io/part-of": "llama-stack", "llamastack.io/watch": "true"}
+		for k, v := range extra {
+			l[k] = v
+		}
+		return l
+	}
+	om := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: common(nil),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cr, llamav1alpha1.GroupVersion.WithKind("LlamaStackDistribution"))}}
+	}
+	selector := map[string]string{"app": "llama-stack", "app.kubernetes.io/instance": n}
+	one, fsGroup := int32(1), int64(1001)
+	mount := cr.Spec.Server.Storage.MountPath
+	env := append([]corev1.EnvVar{{Name: "HF_HOME", Value: mount}, {Name: "LLS_WORKERS", Value: "1"}, {Name: "LLS_PORT", Value: "8321"},
+		{Name: "LLAMA_STACK_CONFIG", Value: "/etc/llama-stack/config.yaml"}}, cr.Spec.Server.ContainerSpec.Env...)
+	return []client.Object{
+		&corev1.PersistentVolumeClaim{ObjectMeta: om(n + "-pvc"), Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
+		}},
+		&corev1.ServiceAccount{ObjectMeta: om(n + "-sa")},
+		&corev1.Service{ObjectMeta: om(n + "-service"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector,
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8321, TargetPort: intstr.FromInt32(8321)}}}},
+		&appsv1.Deployment{ObjectMeta: om(n), Spec: appsv1.DeploymentSpec{
+			Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: selector},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: n + "-sa",
+					SecurityContext:    &corev1.PodSecurityContext{FSGroup: &fsGroup},
+					Containers: []corev1.Container{{
+						Name: "llama-stack", Image: "docker.io/llamastack/distribution-starter:latest",
+						Ports: []corev1.ContainerPort{{ContainerPort: 8321}},
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
+						StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/health", Port: intstr.FromInt32(8321)}},
+							InitialDelaySeconds: 15, TimeoutSeconds: 5, FailureThreshold: 3, SuccessThreshold: 1},
+						Env:          env,
+						VolumeMounts: []corev1.VolumeMount{{Name: "lls-storage", MountPath: mount}},
+					}},
+					Volumes: []corev1.Volume{{Name: "lls-storage", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: n + "-pvc"}}}},
+				},
+			},
+		}},
+	}
+}
+
+// bindClaim plays a provisioner (the local cluster has none): a static
+// volume pre-bound to the claim.
+func bindClaim(t *testing.T, ns, claim, size string) {
+	t.Helper()
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + claim}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+		AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+		PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + ns + "/" + claim}},
+		ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: claim},
+	}}
+	must.NoError(t, k8s.Create(context.Background(), pv))
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), pv) })
+}
+
+// replicaSetsOf counts the ReplicaSets of a Deployment (one per rollout).
+func replicaSetsOf(t *testing.T, d *appsv1.Deployment) int {
+	t.Helper()
+	rss := &appsv1.ReplicaSetList{}
+	must.NoError(t, k8s.List(context.Background(), rss, client.InNamespace(d.Namespace)))
+	n := 0
+	for _, rs := range rss.Items {
+		if metav1.IsControlledBy(&rs, d) {
+			n++
+		}
+	}
+	return n
+}
+
+// The switch from llama-stack-k8s-operator on a live cluster: a
+// LlamaStackDistribution its operator served (upstream's sample with
+// storage, its objects as upstream makes them, its pod running and its
+// claim bound) is taken over in place when this operator starts: Ready,
+// every object the same (UIDs, the Service's ClusterIP, the claim's
+// volume), at most one rollout. A same-named object of a user (no
+// controller reference to the CR) stays a NameConflict, and every object in
+// the way is named at once, a claim never to be deleted.
+func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
+	ctx := context.Background()
+	// Upstream's pod (no securityContext but fsGroup) passes Pod Security
+	// "baseline", not the local cluster's default "restricted": a namespace
+	// where upstream serves allows it.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "switch-llsd", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}}
+	must.NoError(t, k8s.Create(ctx, ns))
+
+	// Upstream's operator served the CR: its objects, its pod, its claim.
+	cr := &llamav1alpha1.LlamaStackDistribution{}
+	must.NoError(t, yaml.UnmarshalStrict([]byte(upstreamLLSDWithStorage), cr))
+	cr.Namespace = ns.Name
+	must.NoError(t, k8s.Create(ctx, cr))
+	bindClaim(t, ns.Name, cr.Name+"-pvc", "10Gi")
+	before := map[string]types.UID{}
+	for _, o := range upstreamLLSDObjects(cr) {
+		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
+		before[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetUID()
+	}
+	dep := &appsv1.Deployment{}
+	env.Eventually(t, "upstream's server available", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name}, dep); err != nil {
+			return err
+		}
+		if dep.Status.AvailableReplicas < 1 {
+			pods := &corev1.PodList{}
+			_ = k8s.List(ctx, pods, client.InNamespace(ns.Name))
+			var seen []string
+			for _, p := range pods.Items {
+				seen = append(seen, fmt.Sprintf("%s %s %v", p.Name, p.Status.Phase, p.Status.Conditions))
+			}
+			pvc := &corev1.PersistentVolumeClaim{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, pvc)
+			return fmt.Errorf("%d available; conditions %v; pods %v; claim %s", dep.Status.AvailableReplicas, dep.Status.Conditions, seen, pvc.Status.Phase)
+		}
+		return nil
+	})
+	svc := &corev1.Service{}
+	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-service"}, svc))
+	clusterIP := svc.Spec.ClusterIP
+	claim := &corev1.PersistentVolumeClaim{}
+	env.Eventually(t, "the claim bound", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim); err != nil {
+			return err
+		}
+		if claim.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("claim %s", claim.Status.Phase)
+		}
+		return nil
+	})
+
+	// A user's objects in the way of a second CR: no controller reference.
+	taken := cr.DeepCopy()
+	taken.ObjectMeta = metav1.ObjectMeta{Namespace: ns.Name, Name: "taken"}
+	must.NoError(t, k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "taken-service"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}))
+	must.NoError(t, k8s.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "taken-pvc"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
+	must.NoError(t, k8s.Create(ctx, taken))
+
+	stop := startOperator(t)
+	defer stop()
+
+	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 0, 1)
+	c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReconciled)
+	must.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionTrue, c.Status, c.Message)
+	for _, o := range upstreamLLSDObjects(cr) {
+		key := fmt.Sprintf("%T %s", o, o.GetName())
+		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o), key)
+		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
+		assert.Equal(t, "true", o.GetLabels()[release.LabelManaged], "%s is the operator's now", key)
+		if _, isClaim := o.(*corev1.PersistentVolumeClaim); isClaim {
+			// As every claim of the operator: it outlives the CR.
+			assert.Empty(t, o.GetOwnerReferences(), "the claim is not deleted with the CR")
+			assert.Equal(t, ns.Name+"/"+cr.Name, o.GetAnnotations()["operator-sdk/primary-resource"])
+			continue
+		}
+		assert.True(t, metav1.IsControlledBy(o, cr), "%s still the CR's", key)
+	}
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(svc), svc))
+	assert.Equal(t, clusterIP, svc.Spec.ClusterIP, "the Service's ClusterIP kept")
+	volume := claim.Spec.VolumeName
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim))
+	assert.Equal(t, volume, claim.Spec.VolumeName, "the claim's volume kept")
+	assert.Equal(t, corev1.ClaimBound, claim.Status.Phase)
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
+	if os.Getenv("SWITCH_DEBUG") != "" {
+		rss := &appsv1.ReplicaSetList{}
+		must.NoError(t, k8s.List(ctx, rss, client.InNamespace(ns.Name)))
+		for _, rs := range rss.Items {
+			b, _ := json.MarshalIndent(rs.Spec.Template, "", " ")
+			t.Logf("RS %s rev %s:\n%s", rs.Name, rs.Annotations["deployment.kubernetes.io/revision"], b)
+		}
+	}
+	rollouts := replicaSetsOf(t, dep) - 1
+	t.Logf("rollouts of the taken-over Deployment: %d", rollouts)
+	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
+
+	// The user's objects: named at once, the claim not to be deleted.
+	env.Eventually(t, "the second CR's NameConflict", func() error {
+		got := &llamav1alpha1.LlamaStackDistribution{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(taken), got); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, status.TypeReconciled)
+		if c == nil || c.Reason != status.ReasonNameConflict {
+			return fmt.Errorf("Reconciled %+v", c)
+		}
+		for _, want := range []string{"Service " + ns.Name + "/taken-service", "PersistentVolumeClaim " + ns.Name + "/taken-pvc", "do not delete it"} {
+			if !strings.Contains(c.Message, want) {
+				return fmt.Errorf("message %q lacks %q", c.Message, want)
+			}
+		}
+		return nil
+	})
+	userSvc := &corev1.Service{}
+	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "taken-service"}, userSvc))
+	assert.NotContains(t, userSvc.Labels, release.LabelManaged, "a user's object is never taken")
+}
