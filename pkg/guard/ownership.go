@@ -90,9 +90,8 @@ func (cs Conflicts) Error() string {
 	for _, c := range cs {
 		parts = append(parts, c.Object+" ("+c.Why+")")
 	}
-	msg := fmt.Sprintf("%d objects exist that were not created by the operator for this resource: %s; the operator neither overwrites nor deletes them: %s",
+	return fmt.Sprintf("%d objects exist that were not created by the operator for this resource: %s; the operator neither overwrites nor deletes them: %s",
 		len(cs), strings.Join(parts, "; "), cs.advice())
-	return msg
 }
 
 // advice is what to do about the objects in the way.
@@ -105,8 +104,12 @@ func (cs Conflicts) advice() string {
 	return "rename or delete those objects, or rename the custom resource"
 }
 
-// claimAdvice never tells a user to delete a claim: it may hold data.
-const claimAdvice = "a PersistentVolumeClaim among them may hold data: do not delete it to make way (its data goes with it); rename the custom resource, or move the claim's data to a claim of another name first; rename or delete the other objects"
+// keepClaim is what to do about a claim in the way: never delete it, it
+// may hold data.
+const keepClaim = "do not delete it to make way (its data goes with it); rename the custom resource, or move the claim's data to a claim of another name first"
+
+// claimAdvice is keepClaim among other objects.
+const claimAdvice = "a PersistentVolumeClaim among them may hold data: " + keepClaim + "; rename or delete the other objects"
 
 func (c *Conflict) holdsData() bool { return strings.HasPrefix(c.Object, "PersistentVolumeClaim ") }
 
@@ -120,7 +123,7 @@ type Conflict struct {
 
 func (c *Conflict) Error() string {
 	if c.holdsData() {
-		return fmt.Sprintf("%s exists and was not created by the operator for this resource (%s); the operator neither overwrites nor deletes it, and it may hold data: do not delete it to make way (its data goes with it); rename the custom resource, or move the claim's data to a claim of another name first", c.Object, c.Why)
+		return fmt.Sprintf("%s exists and was not created by the operator for this resource (%s); the operator neither overwrites nor deletes it, and it may hold data: %s", c.Object, c.Why, keepClaim)
 	}
 	return fmt.Sprintf("%s exists and was not created by the operator for this resource (%s); the operator neither overwrites nor deletes it: rename or delete that object, or rename the custom resource", c.Object, c.Why)
 }

@@ -122,26 +122,30 @@ func compare(wantObj, haveObj runtime.Object) (want []byte, drifted bool, err er
 	return want, !subset.Of(wantDoc, haveDoc), nil
 }
 
-// markHelmOwned sets on obj what Helm sets on every object of a release.
+// markHelmOwned sets on obj what Helm sets on every object of a release,
+// and the operator's label (guard.Ownership.TakeOverMarks).
 func markHelmOwned(obj runtime.Object, own guard.Ownership) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
 	}
-	annotations := m.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
+	marks, releaseMarks := own.TakeOverMarks()
+	m.SetLabels(merged(m.GetLabels(), marks))
+	if len(releaseMarks) > 0 {
+		m.SetAnnotations(merged(m.GetAnnotations(), releaseMarks))
 	}
-	annotations[guard.AnnotationReleaseName] = own.Release
-	annotations[guard.AnnotationReleaseNamespace] = own.Namespace
-	m.SetAnnotations(annotations)
-	labels := m.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels["app.kubernetes.io/managed-by"] = "Helm"
-	m.SetLabels(labels)
 	return nil
+}
+
+// merged is dst with src's entries set (dst is allocated when nil).
+func merged(dst, src map[string]string) map[string]string {
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
 }
 
 // DeleteReleaseObjects deletes the objects of every stored revision of a

@@ -154,7 +154,6 @@ func (g *gate) releaseDeadOwners(lives []liveObject) error {
 // reference for the owner annotations, as the operator's own such objects
 // carry: deleting the CR must not delete the data.
 func (g *gate) takeOver(lives []liveObject) error {
-	labels, marks := g.ownership.TakeOverMarks()
 	for _, l := range lives {
 		if !l.takeOver {
 			continue
@@ -168,31 +167,14 @@ func (g *gate) takeOver(lives []liveObject) error {
 			return fmt.Errorf("take %s over: rendered as %T", l.ref(), l.info.Object)
 		}
 		u := rendered.DeepCopy()
-		keep := manifestutil.HasResourcePolicyKeep(u.GetAnnotations())
-		ls := u.GetLabels()
-		if ls == nil {
-			ls = map[string]string{}
-		}
-		for k, v := range labels {
-			ls[k] = v
-		}
-		u.SetLabels(ls)
-		as := u.GetAnnotations()
-		if as == nil {
-			as = map[string]string{}
-		}
-		for k, v := range marks {
-			as[k] = v
-		}
-		if keep {
-			as[sdkhandler.NamespacedNameAnnotation] = g.owner.GetNamespace() + "/" + g.owner.GetName()
-			as[sdkhandler.TypeAnnotation] = g.ownerKind.GroupKind().String()
-		}
-		if len(as) > 0 {
-			u.SetAnnotations(as)
+		if err := markHelmOwned(u, g.ownership); err != nil {
+			return err
 		}
 		u.SetResourceVersion(m.GetResourceVersion())
-		if keep {
+		if manifestutil.HasResourcePolicyKeep(u.GetAnnotations()) {
+			// The owner annotations own() sets on kept objects, and the
+			// existing references but the CR's (a merge patch replaces lists).
+			g.own(l.info, u)
 			refs := []any{}
 			for _, r := range m.GetOwnerReferences() {
 				if r.UID == g.owner.GetUID() {
@@ -282,9 +264,9 @@ const readers = 8
 // checkOwnership reads every object of a manifest from the API server and
 // returns them with their live state, or guard.Conflicts naming every one
 // (in the manifest's order) that exists and is neither the operator's for
-// this release and CR nor the CR's own to take over. The reads run side by side (readers at a time): one
-// round trip's wait for a manifest of a few objects instead of one per
-// object (issue 33).
+// this release and CR nor the CR's own to take over. The reads run side by
+// side (readers at a time): one round trip's wait for a manifest of a few
+// objects instead of one per object (issue 33).
 func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObject, error) {
 	out := make([]liveObject, len(infos))
 	errs := make([]error, len(infos))
