@@ -3,6 +3,7 @@ package release
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/releaseutil"
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,19 @@ func (r *Reconciler) recordTransitions(obj client.Object, before, after []metav1
 	}
 }
 
+// renderedRefs are a refused manifest's objects ("Kind/name"), sorted as a
+// release's are.
+func renderedRefs(rendered []string) []ObjectRef {
+	var out []ObjectRef
+	for _, s := range rendered {
+		if kind, name, ok := strings.Cut(s, "/"); ok {
+			out = append(out, ObjectRef{Kind: kind, Name: name})
+		}
+	}
+	sortRefs(out)
+	return out
+}
+
 func parseManifestObjects(manifest string) []ObjectRef {
 	var out []ObjectRef
 	for _, doc := range releaseutil.SplitManifests(manifest) {
@@ -55,13 +69,17 @@ func parseManifestObjects(manifest string) []ObjectRef {
 		}
 		out = append(out, ObjectRef{Kind: head.Kind, Name: head.Metadata.Name})
 	}
+	sortRefs(out)
+	return out
+}
+
+func sortRefs(out []ObjectRef) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Kind != out[j].Kind {
 			return out[i].Kind < out[j].Kind
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out
 }
 
 // recheckSoon are the failures that a change no watch of the operator sees

@@ -163,6 +163,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, ac 
 		p.obs.Objects = r.manifests.objects(deployed.Manifest)
 	case !errors.Is(err, driver.ErrNoDeployedReleases) && !errors.Is(err, driver.ErrReleaseNotFound):
 		return errors.Join(applyErr, fmt.Errorf("read release %s: %w", relName, err))
+	case p.obs.Failure != nil:
+		// Nothing deployed, and the manifest refused for objects in its
+		// way: the status reads the objects it renders that exist, whoever
+		// made them (an upstream operator's, left in place), and tells
+		// what runs.
+		p.obs.Objects = renderedRefs(p.obs.Failure.Rendered)
 	}
 	// An apply error is returned so that the work is retried with backoff,
 	// after the status says why.

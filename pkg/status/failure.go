@@ -14,6 +14,11 @@ type Failure struct {
 	Field string
 	// Message says what is wrong and how to fix it.
 	Message string
+	// Rendered names ("Kind/name") every object of a manifest refused
+	// because objects were in its way: the status reads those that exist,
+	// whoever made them, so that it tells what runs while the CR waits.
+	// Empty for any other failure.
+	Rendered []string
 }
 
 // Error is "field: message", or the message when no field is named.

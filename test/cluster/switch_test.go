@@ -193,15 +193,20 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 		return nil
 	})
 
-	// A user's objects in the way of a second CR: no controller reference.
+	// A second CR that upstream served too, but whose Service and claim are
+	// a user's (no controller reference): in the way, never taken.
 	taken := cr.DeepCopy()
 	taken.ObjectMeta = metav1.ObjectMeta{Namespace: ns.Name, Name: "taken"}
-	must.NoError(t, k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "taken-service"},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}))
-	must.NoError(t, k8s.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "taken-pvc"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 	must.NoError(t, k8s.Create(ctx, taken))
+	for _, o := range upstreamLLSDObjects(taken) {
+		switch o.(type) {
+		case *corev1.Service, *corev1.PersistentVolumeClaim:
+			o.SetOwnerReferences(nil)
+			o.SetLabels(nil)
+		}
+		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
+	}
+	bindClaim(t, ns.Name, "taken-pvc", "10Gi")
 
 	stop := startOperator(t)
 	defer stop()
@@ -256,6 +261,16 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 			if !strings.Contains(c.Message, want) {
 				return fmt.Errorf("message %q lacks %q", c.Message, want)
 			}
+		}
+		// While refused, the status reads what runs, whoever made it:
+		// upstream's Deployment serving, the user's Service and bound claim.
+		for typ, reason := range map[string]string{"DeploymentReady": "MinimumReplicasAvailable", "ServiceReady": "ServiceCreated", "StorageReady": "ClaimBound"} {
+			if c := meta.FindStatusCondition(got.Status.Conditions, typ); c == nil || c.Reason != reason {
+				return fmt.Errorf("%s %+v, want reason %s", typ, c, reason)
+			}
+		}
+		if got.Status.AvailableReplicas != 1 {
+			return fmt.Errorf("availableReplicas %d, want 1", got.Status.AvailableReplicas)
 		}
 		return nil
 	})

@@ -68,7 +68,7 @@ func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	}
 	lives, err := checkOwnership(infos, g.ownership)
 	if err != nil {
-		return nil, err
+		return nil, refused(infos, err)
 	}
 	if err := g.takeOver(lives); err != nil {
 		return nil, err
@@ -337,6 +337,30 @@ func (l liveObject) owned(own guard.Ownership) error {
 	return own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
 }
 
+// refusal is a manifest refused because objects are in its way, with the
+// objects it renders.
+type refusal struct {
+	rendered []string
+	err      error
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// refused wraps a conflict with the names of the manifest's objects; any
+// other error is returned as it is.
+func refused(infos helmkube.ResourceList, err error) error {
+	var cs guard.Conflicts
+	if !errors.As(err, &cs) {
+		return err
+	}
+	r := &refusal{err: err}
+	for _, info := range infos {
+		r.rendered = append(r.rendered, info.Mapping.GroupVersionKind.Kind+"/"+info.Name)
+	}
+	return r
+}
+
 // AsUserError finds a problem the user fixes in err's chain (Helm wraps
 // post-renderer errors): a guard violation or a name conflict, or an API
 // server refusal of a rendered object (422), which is an invalid spec (the
@@ -349,7 +373,12 @@ func AsUserError(err error) *status.Failure {
 	}
 	var cs guard.Conflicts
 	if errors.As(err, &cs) {
-		return &status.Failure{Reason: status.ReasonNameConflict, Message: cs.Error()}
+		f := &status.Failure{Reason: status.ReasonNameConflict, Message: cs.Error()}
+		var r *refusal
+		if errors.As(err, &r) {
+			f.Rendered = r.rendered
+		}
+		return f
 	}
 	var c *guard.Conflict
 	if errors.As(err, &c) {
