@@ -1,6 +1,7 @@
-// Command manager is ai-stack-operator: `manager [run]` runs the operator
-// and `manager version` prints its version. The offline preview of what it
-// would apply is a binary of its own, cmd/render.
+// Command manager is ai-stack-operator: `manager [run]` runs the operator,
+// `manager preflight` says what it will do with what another operator left
+// (read-only), and `manager version` prints its version. The offline
+// preview of what it would apply is a binary of its own, cmd/render.
 package main
 
 import (
@@ -15,6 +16,12 @@ const usage = `ai-stack-operator manager
 
 Usage:
   manager [run] [flags]        run the operator against the cluster of KUBECONFIG or in-cluster config
+  manager preflight [flags]    before a switch from the upstream operators: print what the operator will
+                               do with each object of every CR (take over, roll out, in the way, claims);
+                               reads the cluster of KUBECONFIG and changes nothing (docs/switching.md)
+  manager switch-back [flags]  the way back to the upstream operators, once this one is stopped: removes
+                               its finalizer from every CR, labels the CRs' objects for the upstream
+                               operators, deletes what it wrote outside the CRs (docs/switching.md)
   manager version              print the version
 
 Run 'manager COMMAND -h' for the flags of a command.
@@ -44,6 +51,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// It moved: say where, rather than "unknown command".
 		fmt.Fprint(stderr, renderMoved)
 		return 2
+	case "preflight":
+		err = preflightCommand(args, stdout, stderr)
+	case "switch-back":
+		err = switchBackCommand(args, stdout, stderr)
 	case "version":
 		_, err = fmt.Fprintln(stdout, version.Version)
 	case "help":

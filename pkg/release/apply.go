@@ -42,8 +42,19 @@ func (r *Reconciler) policy(obj client.Object) guard.Policy {
 
 // ownership describes the objects the operator renders for this CR.
 func (r *Reconciler) ownership(obj client.Object, relName string) guard.Ownership {
-	own := guard.Ownership{Label: LabelManaged, Release: relName, Owner: r.meta.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
-	if legacy := naming.LegacyReleaseName(r.meta.ReleasePrefix, obj.GetNamespace(), obj.GetName()); legacy != relName {
+	return ownership(r.meta, obj, relName)
+}
+
+// OwnershipOf describes the objects the operator renders for a CR of the
+// kind: what marks them as its own, and which it takes over (`manager
+// preflight` asks what the gate will decide).
+func OwnershipOf(m Meta, obj client.Object) guard.Ownership {
+	return ownership(m, obj, naming.ReleaseName(m.ReleasePrefix, obj.GetNamespace(), obj.GetName()))
+}
+
+func ownership(m Meta, obj client.Object, relName string) guard.Ownership {
+	own := guard.Ownership{Label: LabelManaged, Release: relName, Owner: m.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+	if legacy := naming.LegacyReleaseName(m.ReleasePrefix, obj.GetNamespace(), obj.GetName()); legacy != relName {
 		own.Legacy = legacy
 	}
 	return own

@@ -53,6 +53,12 @@ type Meta struct {
 	// operator was down) and, for a Reacher, those in a namespace the CR no
 	// longer reaches, whether or not the CR's own reconcile runs.
 	OutsideTypes []schema.GroupVersionKind
+	// UpstreamLabels are the labels the upstream operator of the kind selects
+	// its objects by (its manager's cache sees no other): `manager
+	// switch-back` sets them on the CR's objects, so that the upstream
+	// operator, started again, finds them. Nil for an upstream that selects
+	// nothing.
+	UpstreamLabels map[string]string
 }
 
 // NamespaceWatch is one kind of object a kind's CRs act on.

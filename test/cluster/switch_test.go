@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,6 +24,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // Upstream's sample config/samples/example-withoutconfigmap.yaml
@@ -208,7 +210,38 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 	}
 	bindClaim(t, ns.Name, "taken-pvc", "10Gi")
 
-	stop := startOperator(t)
+	// The preflight, as docs/switching.md has the administrator run it
+	// before the switch: what it predicts is checked against what happens.
+	kubeconfig := framework.AdminKubeconfig(t, config)
+	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", kubeconfig)
+	section := crSection(preflight, "LlamaStackDistribution "+ns.Name+"/"+cr.Name)
+	for _, want := range []string{
+		"take over   PersistentVolumeClaim " + cr.Name + "-pvc: kept: same claim",
+		"take over   ServiceAccount " + cr.Name + "-sa",
+		"take over   Service " + cr.Name + "-service: kept: same Service, same ClusterIP (" + clusterIP + ")",
+		"take over   Deployment " + cr.Name + ":",
+		"after the switch: reconciled",
+	} {
+		assert.Contains(t, section, want, "preflight:\n%s", preflight)
+	}
+	predicted := 0
+	if strings.Contains(section, "rolls out once") {
+		predicted = 1
+	} else {
+		assert.Contains(t, section, "no rollout", "preflight:\n%s", preflight)
+	}
+	takenSection := crSection(preflight, "LlamaStackDistribution "+ns.Name+"/taken")
+	for _, want := range []string{
+		"in the way  Service taken-service:", "in the way  PersistentVolumeClaim taken-pvc:", "do not delete it",
+		"take over   Deployment taken:", "NameConflict naming the 2 object(s) in the way",
+	} {
+		assert.Contains(t, takenSection, want, "preflight:\n%s", preflight)
+	}
+	t.Logf("preflight:\n%s", section)
+
+	var once sync.Once
+	stopOperator := startOperator(t)
+	stop := func() { once.Do(stopOperator) }
 	defer stop()
 
 	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 0, 1)
@@ -244,8 +277,9 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 		}
 	}
 	rollouts := replicaSetsOf(t, dep) - 1
-	t.Logf("rollouts of the taken-over Deployment: %d", rollouts)
+	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
 	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
+	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
 
 	// The user's objects: named at once, the claim not to be deleted.
 	env.Eventually(t, "the second CR's NameConflict", func() error {
@@ -277,4 +311,54 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 	userSvc := &corev1.Service{}
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "taken-service"}, userSvc))
 	assert.NotContains(t, userSvc.Labels, release.LabelManaged, "a user's object is never taken")
+
+	// The way back (docs/switching.md): this operator stopped, switch-back
+	// as written. No finalizer of ours is left; every object has the labels
+	// upstream's cache selects by and, but the claim, the CR as its
+	// controller (upstream patches only those).
+	stop()
+	back := framework.RunDocCommand(t, "docs/switching.md", "switch-back", kubeconfig)
+	t.Logf("switch-back:\n%s", back)
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr))
+	assert.NotContains(t, cr.Finalizers, release.Finalizer, "no finalizer of ours left")
+	upstreamLabels := map[string]string{"app.kubernetes.io/managed-by": "llama-stack-operator", "app.kubernetes.io/part-of": "llama-stack", "llamastack.io/watch": "true"}
+	for _, o := range upstreamLLSDObjects(cr) {
+		key := fmt.Sprintf("%T %s", o, o.GetName())
+		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o), key)
+		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
+		for k, v := range upstreamLabels {
+			assert.Equal(t, v, o.GetLabels()[k], "%s labelled %s for upstream", key, k)
+		}
+		if _, isClaim := o.(*corev1.PersistentVolumeClaim); !isClaim {
+			assert.True(t, metav1.IsControlledBy(o, cr), "%s still the CR's", key)
+		}
+	}
+	// Deleting the CR afterwards is not stuck, and the claim keeps the data.
+	must.NoError(t, k8s.Delete(ctx, cr))
+	env.Eventually(t, "the CR deleted", func() error {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), &llamav1alpha1.LlamaStackDistribution{})
+		if err == nil {
+			return fmt.Errorf("still there")
+		}
+		return client.IgnoreNotFound(err)
+	})
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim))
+	assert.Equal(t, volume, claim.Spec.VolumeName, "the claim and its volume outlive the CR")
+}
+
+// crSection is the preflight's lines of one CR ("Kind namespace/name").
+func crSection(out, header string) string {
+	i := strings.Index(out, header+"\n")
+	if i < 0 {
+		return ""
+	}
+	rest := out[i+len(header)+1:]
+	end := len(rest)
+	for j, line := range strings.SplitAfter(rest, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			end = len(strings.Join(strings.SplitAfter(rest, "\n")[:j], ""))
+			break
+		}
+	}
+	return rest[:end]
 }

@@ -75,6 +75,9 @@ func Meta() release.Meta {
 		},
 		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK},
 		WarningConditions: []string{status.TypeTrustReady, TypeAllowedFromValid},
+		// The upstream operator's kustomize labels; its cache selects on managed-by
+		// (llama-stack-k8s-operator 7735e43 main.go).
+		UpstreamLabels: map[string]string{"app.kubernetes.io/managed-by": "llama-stack-operator", "app.kubernetes.io/part-of": "llama-stack", "llamastack.io/watch": "true"},
 	}
 }
 

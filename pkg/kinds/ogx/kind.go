@@ -100,6 +100,9 @@ func Meta() release.Meta {
 		},
 		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, prometheusRuleGVK, sccGVK},
 		WarningConditions: []string{status.TypeTrustReady},
+		// The upstream operator's kustomize labels; its cache selects on managed-by
+		// (ogx-k8s-operator 1784464 main.go).
+		UpstreamLabels: map[string]string{"app.kubernetes.io/managed-by": "ogx-operator", "app.kubernetes.io/part-of": "ogx", "ogx.io/watch": "true"},
 	}
 }
 

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+)
+
+// switchBackCommand is `manager switch-back`: the way back to the upstream
+// operators (docs/switching.md), run once this operator is stopped and
+// before the upstream one starts. Per CR of every kind it serves: the
+// operator's finalizer is removed (nothing else would, and a CR deleted
+// later would wait for ever), and the CR's objects get the labels the
+// upstream operator's cache selects by, so that it finds them and patches
+// them in place (it does so for objects whose owner reference is the CR,
+// which every one of them keeps but the claims, which it never patches).
+// What the operator wrote outside the CR's namespace for it (a proxy's
+// ClusterRoleBinding, an EvalHub's grants) is deleted: the upstream operator
+// writes its own, under its own names. Claims, objects and their data stay.
+func switchBackCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("switch-back", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
+	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace this operator ran in (its leader election Lease)")
+	dryRun := fs.Bool("dry-run", false, "print what would be changed, change nothing")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "switch-back takes no arguments, got %q\n", fs.Args())
+		return errUsage
+	}
+	ws, err := watches.Load(*watchesFile)
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubernetes config: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := stopped(ctx, c, *operatorNS); err != nil {
+		return err
+	}
+	sb := &switchBack{c: c, out: stdout, dryRun: *dryRun}
+	for _, w := range ws {
+		m, err := operator.MetaFor(w)
+		if err != nil {
+			return err
+		}
+		chart, err := charts.Load(w.Chart)
+		if err != nil {
+			return err
+		}
+		if err := sb.kind(ctx, m, chart); err != nil {
+			return err
+		}
+	}
+	if sb.crs == 0 {
+		fmt.Fprintln(stdout, "no custom resource of the kinds this operator serves: nothing to hand back")
+	}
+	return nil
+}
+
+// stopped refuses while this operator holds its leader election Lease: it
+// would put its finalizer and its labels back.
+func stopped(ctx context.Context, c client.Client, ns string) error {
+	lease := &coordinationv1.Lease{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator.LeaderElectionID}, lease)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read the operator's Lease %s/%s: %w", ns, operator.LeaderElectionID, err)
+	}
+	s := lease.Spec
+	if s.HolderIdentity == nil || *s.HolderIdentity == "" || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
+		return nil
+	}
+	if until := s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second); time.Now().Before(until) {
+		return fmt.Errorf("ai-stack-operator still runs (%s holds Lease %s/%s, renewed %s): stop it first (scale its Deployment to 0), then run switch-back again", *s.HolderIdentity, ns, operator.LeaderElectionID, s.RenewTime.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+type switchBack struct {
+	c      client.Client
+	out    io.Writer
+	dryRun bool
+	crs    int
+}
+
+func (sb *switchBack) say(format string, args ...any) {
+	if sb.dryRun {
+		format = "(dry run) " + format
+	}
+	fmt.Fprintf(sb.out, format+"\n", args...)
+}
+
+// kind hands back every CR of one kind, then deletes what the operator wrote
+// outside the CRs' namespaces for the kind.
+func (sb *switchBack) kind(ctx context.Context, m release.Meta, chart *charts.Chart) error {
+	list := m.NewList()
+	if err := sb.c.List(ctx, list); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("list %s: %w", m.GVK.Kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	for _, item := range items {
+		obj := item.(client.Object)
+		sb.crs++
+		if err := sb.finalizer(ctx, obj, m.GVK.Kind); err != nil {
+			return err
+		}
+		if len(m.UpstreamLabels) > 0 {
+			if err := sb.relabel(ctx, obj, m, chart); err != nil {
+				return err
+			}
+		}
+	}
+	for _, gvk := range m.OutsideTypes {
+		objs := &unstructured.UnstructuredList{}
+		objs.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := sb.c.List(ctx, objs, client.MatchingLabels{release.LabelManaged: "true", release.LabelOwnerKind: m.GVK.Kind})
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		for i := range objs.Items {
+			o := &objs.Items[i]
+			sb.say("deleted %s %s: written by this operator for a %s of namespace %s; the upstream operator writes its own", gvk.Kind, objectName(o), m.GVK.Kind, o.GetLabels()[release.LabelOwnerNamespace])
+			if sb.dryRun {
+				continue
+			}
+			if err := sb.c.Delete(ctx, o, client.Preconditions{UID: ptr(o.GetUID())}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete %s %s: %w", gvk.Kind, objectName(o), err)
+			}
+		}
+	}
+	return nil
+}
+
+// finalizer removes the operator's finalizer from the CR, guarded by its
+// resourceVersion; the other finalizers stay.
+func (sb *switchBack) finalizer(ctx context.Context, obj client.Object, kind string) error {
+	if !slices.Contains(obj.GetFinalizers(), release.Finalizer) {
+		return nil
+	}
+	sb.say("%s %s/%s: removed finalizer %s", kind, obj.GetNamespace(), obj.GetName(), release.Finalizer)
+	if sb.dryRun {
+		return nil
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	obj.SetFinalizers(slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool { return f == release.Finalizer }))
+	if err := sb.c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("%s %s/%s: remove finalizer %s: %w (run switch-back again)", kind, obj.GetNamespace(), obj.GetName(), release.Finalizer, err)
+	}
+	return nil
+}
+
+// relabel sets the upstream operator's labels on the CR's objects: those of
+// its release (the operator's label and Helm's release annotation) and its
+// claims (the owner annotations they carry instead of a reference).
+func (sb *switchBack) relabel(ctx context.Context, obj client.Object, m release.Meta, chart *charts.Chart) error {
+	relName := naming.ReleaseName(m.ReleasePrefix, obj.GetNamespace(), obj.GetName())
+	for _, gk := range chart.Kinds {
+		mapping, err := sb.c.RESTMapper().RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+			continue
+		}
+		objs := &unstructured.UnstructuredList{}
+		objs.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(gk.Kind + "List"))
+		if err := sb.c.List(ctx, objs, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{release.LabelManaged: "true"}); err != nil {
+			return fmt.Errorf("list %s in %s: %w", gk.Kind, obj.GetNamespace(), err)
+		}
+		for i := range objs.Items {
+			o := &objs.Items[i]
+			a := o.GetAnnotations()
+			if a[guard.AnnotationReleaseName] != relName && a["operator-sdk/primary-resource"] != obj.GetNamespace()+"/"+obj.GetName() {
+				continue
+			}
+			labels := o.GetLabels()
+			missing := false
+			for k, v := range m.UpstreamLabels {
+				missing = missing || labels[k] != v
+			}
+			if !missing {
+				continue
+			}
+			sb.say("%s %s/%s: labelled for the upstream operator", gk.Kind, o.GetNamespace(), o.GetName())
+			if sb.dryRun {
+				continue
+			}
+			orig := o.DeepCopy()
+			o.SetLabels(mergedMap(labels, m.UpstreamLabels))
+			if err := sb.c.Patch(ctx, o, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+				return fmt.Errorf("label %s %s/%s: %w (run switch-back again)", gk.Kind, o.GetNamespace(), o.GetName(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func objectName(o client.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,99 @@
+package switchover
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+)
+
+var own = guard.Ownership{Label: "ai-stack-operator.io/managed", Release: "llsd-ns.a", Owner: schema.GroupKind{Group: "llamastack.io", Kind: "LlamaStackDistribution"}, Namespace: "ns", Name: "a", UID: "uid-a"}
+
+func object(name string, labels map[string]string, annotations map[string]string, controller types.UID) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetLabels(labels)
+	u.SetAnnotations(annotations)
+	if controller != "" {
+		yes := true
+		u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "llamastack.io/v1alpha1", Kind: "LlamaStackDistribution", Name: "a", UID: controller, Controller: &yes}})
+	}
+	return u
+}
+
+func TestClassifyTellsEachCaseApart(t *testing.T) {
+	ours := object("a", map[string]string{"ai-stack-operator.io/managed": "true"}, map[string]string{guard.AnnotationReleaseName: "llsd-ns.a", guard.AnnotationReleaseNamespace: "ns"}, "uid-a")
+	upstream := object("a", map[string]string{"app.kubernetes.io/managed-by": "llama-stack-operator"}, nil, "uid-a")
+	earlierCR := object("a", nil, nil, "uid-old")
+	user := object("a-pvc", nil, nil, "")
+	for _, c := range []struct {
+		name string
+		kind string
+		live *unstructured.Unstructured
+		want Action
+		note string
+	}{
+		{"absent", "Deployment", nil, Create, "created"},
+		{"the operator's", "Deployment", ours, Ours, "already"},
+		{"upstream's for this CR", "Deployment", upstream, TakeOver, "same object"},
+		{"a CR of the same name before (another UID)", "Deployment", earlierCR, InTheWay, "not created by the operator"},
+		{"a user's claim", "PersistentVolumeClaim", user, InTheWay, "do not delete it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, note := Classify(own, c.kind, c.live)
+			assert.Equal(t, c.want, got)
+			assert.Contains(t, note, c.note)
+		})
+	}
+}
+
+func TestTemplateChangesNameTheFieldsThatDiffer(t *testing.T) {
+	before := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"app": "x"}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i:1", "env": []any{"a"}}}},
+	}}}}
+	after := before.DeepCopy()
+	assert.Empty(t, TemplateChanges(before, after), "equal templates: no rollout")
+	_ = unstructured.SetNestedField(after.Object, map[string]any{"hash": "1"}, "spec", "template", "metadata", "annotations")
+	_ = unstructured.SetNestedSlice(after.Object, []any{map[string]any{"name": "c", "image": "i:2", "env": []any{"a", "b"}}}, "spec", "template", "spec", "containers")
+	assert.Equal(t, []string{
+		"spec.template.metadata.annotations",
+		"spec.template.spec.containers[0].env",
+		"spec.template.spec.containers[0].image",
+	}, TemplateChanges(before, after))
+}
+
+func TestWriteSaysWhatTheSwitchDoes(t *testing.T) {
+	var b strings.Builder
+	err := Write(&b, []CR{
+		{Kind: "LlamaStackDistribution", Namespace: "ns", Name: "a", Objects: []Object{
+			{Kind: "Deployment", Name: "a", Action: TakeOver, Rollout: []string{"spec.template.metadata.annotations"}, Note: "kept"},
+			{Kind: "PersistentVolumeClaim", Name: "a-pvc", Action: TakeOver, Note: "kept: same claim"},
+		}},
+		{Kind: "LlamaStackDistribution", Namespace: "ns", Name: "b", Objects: []Object{
+			{Kind: "Deployment", Name: "b", Action: TakeOver, Note: "kept"},
+			{Kind: "Service", Name: "b-service", Action: InTheWay, Note: "exists"},
+		}},
+		{Kind: "TrustyAIService", Namespace: "ns", Name: "c", Problem: "being deleted"},
+	})
+	assert.NoError(t, err)
+	out := b.String()
+	for _, want := range []string{
+		"LlamaStackDistribution ns/a\n",
+		"  take over   Deployment a: kept\n              rolls out once: the pod template differs in spec.template.metadata.annotations\n",
+		"  after the switch: reconciled, 1 rollout(s)\n",
+		"              no rollout: the pod template is the same\n",
+		"  in the way  Service b-service: exists\n",
+		"NameConflict naming the 1 object(s) in the way",
+		"TrustyAIService ns/c\n  not looked at: being deleted\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
