@@ -194,6 +194,7 @@ func (p *preflight) objects(ctx context.Context, m release.Meta, chart *charts.C
 	own := release.OwnershipOf(m, obj)
 	rendered := map[string]bool{}
 	var out []switchover.Object
+	var lives []*unstructured.Unstructured
 	for _, doc := range releaseutil.SplitManifests(manifest) {
 		u := &unstructured.Unstructured{}
 		if err := sigsyaml.Unmarshal([]byte(doc), &u.Object); err != nil || len(u.Object) == 0 {
@@ -223,7 +224,9 @@ func (p *preflight) objects(ctx context.Context, m release.Meta, chart *charts.C
 			o.Rollout = switchover.TemplateChanges(live, after)
 		}
 		out = append(out, o)
+		lives = append(lives, live)
 	}
+	switchover.TakeOverMountedClaims(out, lives)
 	left, err := p.left(ctx, chart, obj, own, rendered)
 	if err != nil {
 		return nil, err

@@ -158,3 +158,38 @@ func (o Ownership) Check(object string, labels, annotations map[string]string, r
 	}
 	return conflict(fmt.Sprintf("it is not controlled by %s %s", o.Owner.Kind, o.Name))
 }
+
+// MountsClaim says whether a workload (a Deployment or StatefulSet, as
+// unstructured content) mounts the claim of that name in its pod template.
+// A claim the upstream operator made without an owner reference (ogx's
+// claims carry none, so that the garbage collector leaves their data) is
+// the CR's all the same when the CR's own workload, taken over or the
+// operator's, mounts it: the gate takes it over with the workload.
+func MountsClaim(workload map[string]any, claim string) bool {
+	volumes, _, _ := unstructuredSlice(workload, "spec", "template", "spec", "volumes")
+	for _, v := range volumes {
+		vm, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		pvc, ok := vm["persistentVolumeClaim"].(map[string]any)
+		if ok && pvc["claimName"] == claim {
+			return true
+		}
+	}
+	return false
+}
+
+// unstructuredSlice is the list at the path, if there is one.
+func unstructuredSlice(obj map[string]any, path ...string) ([]any, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		cur = m[p]
+	}
+	s, ok := cur.([]any)
+	return s, ok, nil
+}

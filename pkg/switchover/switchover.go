@@ -200,3 +200,31 @@ func Write(w io.Writer, crs []CR) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// TakeOverMountedClaims makes a claim in the way a takeover, as the gate
+// does, when it has no controller and a workload of the CR (taken over, or
+// the operator's) mounts it (guard.MountsClaim): an upstream operator that
+// gives its claims no owner reference made it for the CR. lives[i] is the
+// live object of objs[i] (nil when absent).
+func TakeOverMountedClaims(objs []Object, lives []*unstructured.Unstructured) {
+	for i, o := range objs {
+		if o.Kind != "PersistentVolumeClaim" || o.Action != InTheWay || lives[i] == nil || hasController(lives[i]) {
+			continue
+		}
+		for j, w := range objs {
+			if RollsOut(w.Kind) && (w.Action == TakeOver || w.Action == Ours) && lives[j] != nil && guard.MountsClaim(lives[j].Object, o.Name) {
+				objs[i].Action, objs[i].Note = TakeOver, takeOverNote(o.Kind, lives[i])+" (it has no owner reference; the CR's "+w.Kind+" "+w.Name+" mounts it)"
+				break
+			}
+		}
+	}
+}
+
+func hasController(u *unstructured.Unstructured) bool {
+	for _, r := range u.GetOwnerReferences() {
+		if r.Controller != nil && *r.Controller {
+			return true
+		}
+	}
+	return false
+}

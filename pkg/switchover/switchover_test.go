@@ -97,3 +97,28 @@ func TestWriteSaysWhatTheSwitchDoes(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 }
+
+func TestAClaimWithoutOwnerIsTakenOverWhenTheCRsWorkloadMountsIt(t *testing.T) {
+	claim := object("a-pvc", map[string]string{"app.kubernetes.io/managed-by": "ogx-operator"}, nil, "")
+	dep := object("a", nil, nil, "uid-a")
+	_ = unstructured.SetNestedSlice(dep.Object, []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "a-pvc"}}}, "spec", "template", "spec", "volumes")
+	other := object("b-pvc", nil, nil, "")
+	objs := []Object{{Kind: "PersistentVolumeClaim", Name: "a-pvc"}, {Kind: "Deployment", Name: "a"}, {Kind: "PersistentVolumeClaim", Name: "b-pvc"}}
+	lives := []*unstructured.Unstructured{claim, dep, other}
+	for i := range objs {
+		objs[i].Action, objs[i].Note = Classify(own, objs[i].Kind, lives[i])
+	}
+	assert.Equal(t, InTheWay, objs[0].Action, "no controller reference: in the way by itself")
+	TakeOverMountedClaims(objs, lives)
+	assert.Equal(t, TakeOver, objs[0].Action, "the CR's Deployment mounts it")
+	assert.Contains(t, objs[0].Note, "the CR's Deployment a mounts it")
+	assert.Equal(t, InTheWay, objs[2].Action, "a claim nothing of the CR mounts stays in the way")
+
+	// A workload that is not the CR's mounting it proves nothing.
+	objs[0].Action = InTheWay
+	lives[1] = object("a", nil, nil, "")
+	_ = unstructured.SetNestedSlice(lives[1].Object, []any{map[string]any{"name": "data", "persistentVolumeClaim": map[string]any{"claimName": "a-pvc"}}}, "spec", "template", "spec", "volumes")
+	objs[1].Action, _ = Classify(own, "Deployment", lives[1])
+	TakeOverMountedClaims(objs, lives)
+	assert.Equal(t, InTheWay, objs[0].Action)
+}

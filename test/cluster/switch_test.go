@@ -196,7 +196,9 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 	})
 
 	// A second CR that upstream served too, but whose Service and claim are
-	// a user's (no controller reference): in the way, never taken.
+	// a user's (no controller reference): the Service is in the way, never
+	// taken; the claim, which the CR's own Deployment mounts, is the CR's
+	// data and would be taken over with it (guard.MountsClaim).
 	taken := cr.DeepCopy()
 	taken.ObjectMeta = metav1.ObjectMeta{Namespace: ns.Name, Name: "taken"}
 	must.NoError(t, k8s.Create(ctx, taken))
@@ -209,6 +211,17 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
 	}
 	bindClaim(t, ns.Name, "taken-pvc", "10Gi")
+	// A third CR with a user's Service and claim of its names and nothing
+	// of upstream's: both in the way, named at once, the claim never to be
+	// deleted.
+	userOnly := cr.DeepCopy()
+	userOnly.ObjectMeta = metav1.ObjectMeta{Namespace: ns.Name, Name: "user-only"}
+	must.NoError(t, k8s.Create(ctx, userOnly))
+	must.NoError(t, k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "user-only-service"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}))
+	must.NoError(t, k8s.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "user-only-pvc"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 
 	// The preflight, as docs/switching.md has the administrator run it
 	// before the switch: what it predicts is checked against what happens.
@@ -232,10 +245,17 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 	}
 	takenSection := crSection(preflight, "LlamaStackDistribution "+ns.Name+"/taken")
 	for _, want := range []string{
-		"in the way  Service taken-service:", "in the way  PersistentVolumeClaim taken-pvc:", "do not delete it",
-		"take over   Deployment taken:", "NameConflict naming the 2 object(s) in the way",
+		"in the way  Service taken-service:", "take over   PersistentVolumeClaim taken-pvc:", "the CR's Deployment taken mounts it",
+		"take over   Deployment taken:", "NameConflict naming the 1 object(s) in the way",
 	} {
 		assert.Contains(t, takenSection, want, "preflight:\n%s", preflight)
+	}
+	userSection := crSection(preflight, "LlamaStackDistribution "+ns.Name+"/user-only")
+	for _, want := range []string{
+		"in the way  Service user-only-service:", "in the way  PersistentVolumeClaim user-only-pvc:", "do not delete it",
+		"create      Deployment user-only:", "NameConflict naming the 2 object(s) in the way",
+	} {
+		assert.Contains(t, userSection, want, "preflight:\n%s", preflight)
 	}
 	t.Logf("preflight:\n%s", section)
 
@@ -291,10 +311,8 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 		if c == nil || c.Reason != status.ReasonNameConflict {
 			return fmt.Errorf("Reconciled %+v", c)
 		}
-		for _, want := range []string{"Service " + ns.Name + "/taken-service", "PersistentVolumeClaim " + ns.Name + "/taken-pvc", "do not delete it"} {
-			if !strings.Contains(c.Message, want) {
-				return fmt.Errorf("message %q lacks %q", c.Message, want)
-			}
+		if !strings.Contains(c.Message, "Service "+ns.Name+"/taken-service") || strings.Contains(c.Message, "taken-pvc") {
+			return fmt.Errorf("message %q: want the Service named, not the claim the CR's Deployment mounts", c.Message)
 		}
 		// While refused, the status reads what runs, whoever made it:
 		// upstream's Deployment serving, the user's Service and bound claim.
@@ -308,9 +326,30 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 		}
 		return nil
 	})
-	userSvc := &corev1.Service{}
-	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "taken-service"}, userSvc))
-	assert.NotContains(t, userSvc.Labels, release.LabelManaged, "a user's object is never taken")
+	env.Eventually(t, "the third CR's NameConflict", func() error {
+		got := &llamav1alpha1.LlamaStackDistribution{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(userOnly), got); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, status.TypeReconciled)
+		if c == nil || c.Reason != status.ReasonNameConflict {
+			return fmt.Errorf("Reconciled %+v", c)
+		}
+		for _, want := range []string{"Service " + ns.Name + "/user-only-service", "PersistentVolumeClaim " + ns.Name + "/user-only-pvc", "do not delete it"} {
+			if !strings.Contains(c.Message, want) {
+				return fmt.Errorf("message %q lacks %q", c.Message, want)
+			}
+		}
+		return nil
+	})
+	for _, name := range []string{"taken-service", "user-only-service"} {
+		userSvc := &corev1.Service{}
+		must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: name}, userSvc))
+		assert.NotContains(t, userSvc.Labels, release.LabelManaged, "a user's object is never taken")
+	}
+	userClaim := &corev1.PersistentVolumeClaim{}
+	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "user-only-pvc"}, userClaim))
+	assert.NotContains(t, userClaim.Labels, release.LabelManaged, "a user's claim is never taken")
 
 	// The way back (docs/switching.md): this operator stopped, switch-back
 	// as written. No finalizer of ours is left; every object has the labels

@@ -282,9 +282,11 @@ func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObj
 	}
 	wg.Wait()
 	var conflicts guard.Conflicts
-	for _, err := range errs {
+	for i, err := range errs {
 		var c *guard.Conflict
 		switch {
+		case errors.As(err, &c) && mountedByOwnWorkload(out, errs, i, own):
+			out[i].takeOver = true
 		case errors.As(err, &c):
 			conflicts = append(conflicts, c)
 		case err != nil:
@@ -295,6 +297,35 @@ func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObj
 		return nil, conflicts
 	}
 	return out, nil
+}
+
+// mountedByOwnWorkload says whether out[i] is a claim without a controller
+// that a workload of the manifest mounts, which is the CR's own (taken over
+// or the operator's) and exists: the CR's data, made by an operator that
+// gives claims no owner reference (guard.MountsClaim).
+func mountedByOwnWorkload(out []liveObject, errs []error, i int, own guard.Ownership) bool {
+	claim := out[i]
+	if claim.info.Mapping.GroupVersionKind.Kind != "PersistentVolumeClaim" || claim.existing == nil {
+		return false
+	}
+	if m, err := meta.Accessor(claim.existing); err != nil || metav1.GetControllerOfNoCopy(m) != nil {
+		return false
+	}
+	for j, l := range out {
+		kind := l.info.Mapping.GroupVersionKind.Kind
+		if errs[j] != nil || l.existing == nil || (kind != "Deployment" && kind != "StatefulSet") {
+			continue
+		}
+		m, err := meta.Accessor(l.existing)
+		if err != nil || !l.takeOver && own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()) != nil {
+			continue
+		}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(l.existing)
+		if err == nil && guard.MountsClaim(content, claim.info.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // readOwned is readLive with a conflict as its error, and the CR's own

@@ -1,0 +1,170 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	must "github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
+)
+
+// Upstream's sample config/samples/example-withoutconfigmap.yaml
+// (ogx-k8s-operator 1784464), unchanged.
+const upstreamOGXWithStorage = `
+apiVersion: ogx.io/v1beta1
+kind: OGXServer
+metadata:
+  name: ogxserver-without-userconfig
+spec:
+  distribution:
+    name: starter
+  workload:
+    storage:
+      size: "10Gi"
+      mountPath: "/.ogx"
+    overrides:
+      env:
+      - name: OLLAMA_INFERENCE_MODEL
+        value: "llama3.2:1b"
+      - name: OLLAMA_URL
+        value: "http://ollama-server-service.ollama-dist.svc.cluster.local:11434"
+`
+
+// upstreamOGXObjects are the objects ogx-k8s-operator 1784464 leaves for an
+// OGXServer with storage, as its code makes them (controllers/manifests/
+// base, pkg/deploy/kustomizer.go, controllers/resource_helper.go): its three
+// common labels, the CR as controller of each but the claim, which gets no
+// owner reference (kustomizer.go createResource), the container "ogx" with
+// the metrics port, the NetworkPolicy it renders by default.
+func upstreamOGXObjects(cr *ogxv1beta1.OGXServer) []client.Object {
+	n, ns := cr.Name, cr.Namespace
+	om := func(name string, controlled bool) metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app.kubernetes.io/managed-by": "ogx-operator", "app.kubernetes.io/part-of": "ogx", "ogx.io/watch": "true"}}
+		if controlled {
+			m.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cr, ogxv1beta1.GroupVersion.WithKind("OGXServer"))}
+		}
+		return m
+	}
+	selector := map[string]string{"app": "ogx", "app.kubernetes.io/instance": n}
+	one, fsGroup := int32(1), int64(1001)
+	env := append([]corev1.EnvVar{{Name: "HF_HOME", Value: "/.ogx"}, {Name: "OGX_WORKERS", Value: "1"}, {Name: "OGX_PORT", Value: "8321"}}, cr.Spec.Workload.Overrides.Env...)
+	return []client.Object{
+		&corev1.PersistentVolumeClaim{ObjectMeta: om(n+"-pvc", false), Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
+		}},
+		&corev1.ServiceAccount{ObjectMeta: om(n+"-sa", true)},
+		&corev1.Service{ObjectMeta: om(n+"-service", true), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector,
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8321, TargetPort: intstr.FromInt32(8321)},
+				{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9464, TargetPort: intstr.FromInt32(9464)}}}},
+		&appsv1.Deployment{ObjectMeta: om(n, true), Spec: appsv1.DeploymentSpec{
+			Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: selector},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: n + "-sa",
+					SecurityContext:    &corev1.PodSecurityContext{FSGroup: &fsGroup},
+					Containers: []corev1.Container{{
+						Name: "ogx", Image: "docker.io/ogx/distribution-starter:latest",
+						Ports: []corev1.ContainerPort{{ContainerPort: 8321}, {Name: "metrics", ContainerPort: 9464}},
+						StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/health", Port: intstr.FromInt32(8321)}},
+							InitialDelaySeconds: 15, TimeoutSeconds: 5, FailureThreshold: 3, SuccessThreshold: 1},
+						Env:          env,
+						VolumeMounts: []corev1.VolumeMount{{Name: "ogx-storage", MountPath: "/.ogx"}},
+					}},
+					Volumes: []corev1.Volume{{Name: "ogx-storage", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: n + "-pvc"}}}},
+				},
+			},
+		}},
+	}
+}
+
+// The switch from ogx-k8s-operator: its claim has no owner reference, and
+// is taken over all the same because the CR's own Deployment mounts it;
+// everything keeps its UID, one rollout at most, Ready; the preflight said
+// so beforehand.
+func TestSwitchFromUpstreamOGXTakesItsClaimOver(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "switch-ogx", Labels: map[string]string{"pod-security.kubernetes.io/enforce": "baseline"}}}
+	must.NoError(t, k8s.Create(ctx, ns))
+	cr := &ogxv1beta1.OGXServer{}
+	must.NoError(t, yaml.UnmarshalStrict([]byte(upstreamOGXWithStorage), cr))
+	cr.Namespace = ns.Name
+	must.NoError(t, k8s.Create(ctx, cr))
+	bindClaim(t, ns.Name, cr.Name+"-pvc", "10Gi")
+	before := map[string]types.UID{}
+	for _, o := range upstreamOGXObjects(cr) {
+		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
+		before[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetUID()
+	}
+	dep := &appsv1.Deployment{}
+	env.Eventually(t, "upstream's server available", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name}, dep); err != nil {
+			return err
+		}
+		if dep.Status.AvailableReplicas < 1 {
+			return fmt.Errorf("%d available", dep.Status.AvailableReplicas)
+		}
+		return nil
+	})
+	claim := &corev1.PersistentVolumeClaim{}
+	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim))
+
+	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", framework.AdminKubeconfig(t, config))
+	section := crSection(preflight, "OGXServer "+ns.Name+"/"+cr.Name)
+	assert.Contains(t, section, "take over   PersistentVolumeClaim "+cr.Name+"-pvc: kept: same claim", "preflight:\n%s", preflight)
+	assert.Contains(t, section, "the CR's Deployment "+cr.Name+" mounts it", "preflight:\n%s", preflight)
+	assert.Contains(t, section, "after the switch: reconciled", "preflight:\n%s", preflight)
+	assert.Regexp(t, "rolls out once|no rollout", section)
+	predicted := 0
+	if strings.Contains(section, "rolls out once") {
+		predicted = 1
+	}
+	t.Logf("preflight:\n%s", section)
+
+	stop := startOperator(t)
+	defer stop()
+	env.Eventually(t, "the OGXServer Ready", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReady)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Ready %+v; Reconciled %+v", c, meta.FindStatusCondition(cr.Status.Conditions, status.TypeReconciled))
+		}
+		return nil
+	})
+	for _, o := range upstreamOGXObjects(cr) {
+		key := fmt.Sprintf("%T %s", o, o.GetName())
+		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o), key)
+		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
+		assert.Equal(t, "true", o.GetLabels()[release.LabelManaged], "%s is the operator's now", key)
+	}
+	volume := claim.Spec.VolumeName
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim))
+	assert.Equal(t, volume, claim.Spec.VolumeName, "the claim's volume kept")
+	assert.Empty(t, claim.OwnerReferences, "the claim outlives the CR, as upstream meant")
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
+	rollouts := replicaSetsOf(t, dep) - 1
+	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
+	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
+	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
+}
