@@ -17,6 +17,11 @@ func TestCommands(t *testing.T) {
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		// Earlier versions rendered here: the answer says where it went.
 		{[]string{"render", "-f", "cr.yaml"}, 2, "", "go run ./cmd/render -f FILE"},
+		// The switch's commands (docs/switching.md) take flags only.
+		{[]string{"help"}, 0, "manager preflight [flags]", ""},
+		{[]string{"preflight", "extra"}, 2, "", `preflight takes no arguments, got ["extra"]`},
+		{[]string{"switch-back", "-h"}, 0, "", "-dry-run"},
+		{[]string{"switch-back", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(c.args, &out, &errOut); code != c.code {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -38,31 +39,11 @@ import (
 // make of each workload with a dry run (dryRun=All), which stores nothing.
 func preflightCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
 	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace the operator will run in (its settings ConfigMap)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "the operator's settings ConfigMap in --operator-namespace")
 	namespace := fs.String("namespace", "", "look at the CRs of this namespace only (default: all)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "preflight takes no arguments, got %q\n", fs.Args())
-		return errUsage
-	}
-	ws, err := watches.Load(*watchesFile)
-	if err != nil {
-		return err
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("kubernetes config: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
+	ws, cfg, c, err := clusterCommand(fs, args, stderr)
+	if err != nil || c == nil {
 		return err
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -312,4 +293,35 @@ func mergedMap(dst, src map[string]string) map[string]string {
 		dst[k] = v
 	}
 	return dst
+}
+
+// clusterCommand parses the flags of a command that reads the cluster
+// (with --watches-file) and returns the kinds, the configuration and a
+// client; a nil client without error: -h was asked.
+func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer) ([]watches.Watch, *rest.Config, client.Client, error) {
+	fs.SetOutput(stderr)
+	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, nil, nil
+		}
+		return nil, nil, nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s takes no arguments, got %q\n", fs.Name(), fs.Args())
+		return nil, nil, nil, errUsage
+	}
+	ws, err := watches.Load(*watchesFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("kubernetes config: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return ws, cfg, c, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
@@ -21,7 +19,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 // switchBackCommand is `manager switch-back`: the way back to the upstream
@@ -37,30 +34,10 @@ import (
 // writes its own, under its own names. Claims, objects and their data stay.
 func switchBackCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("switch-back", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
 	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace this operator ran in (its leader election Lease)")
 	dryRun := fs.Bool("dry-run", false, "print what would be changed, change nothing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "switch-back takes no arguments, got %q\n", fs.Args())
-		return errUsage
-	}
-	ws, err := watches.Load(*watchesFile)
-	if err != nil {
-		return err
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("kubernetes config: %w", err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
+	ws, _, c, err := clusterCommand(fs, args, stderr)
+	if err != nil || c == nil {
 		return err
 	}
 	ctx := context.Background()

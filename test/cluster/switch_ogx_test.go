@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -109,22 +108,7 @@ func TestSwitchFromUpstreamOGXTakesItsClaimOver(t *testing.T) {
 	must.NoError(t, yaml.UnmarshalStrict([]byte(upstreamOGXWithStorage), cr))
 	cr.Namespace = ns.Name
 	must.NoError(t, k8s.Create(ctx, cr))
-	bindClaim(t, ns.Name, cr.Name+"-pvc", "10Gi")
-	before := map[string]types.UID{}
-	for _, o := range upstreamOGXObjects(cr) {
-		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
-		before[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetUID()
-	}
-	dep := &appsv1.Deployment{}
-	env.Eventually(t, "upstream's server available", func() error {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name}, dep); err != nil {
-			return err
-		}
-		if dep.Status.AvailableReplicas < 1 {
-			return fmt.Errorf("%d available", dep.Status.AvailableReplicas)
-		}
-		return nil
-	})
+	before, dep := serveAsUpstream(t, ns.Name, cr.Name, upstreamOGXObjects(cr))
 	claim := &corev1.PersistentVolumeClaim{}
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim))
 

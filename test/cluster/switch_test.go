@@ -122,6 +122,39 @@ func bindClaim(t *testing.T, ns, claim, size string) {
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), pv) })
 }
 
+// serveAsUpstream creates the objects an upstream operator left for a CR
+// named name (its claim <name>-pvc bound to a volume) and waits for its
+// Deployment <name> to serve; it returns each object's UID by "type name".
+func serveAsUpstream(t *testing.T, ns, name string, objs []client.Object) (map[string]types.UID, *appsv1.Deployment) {
+	t.Helper()
+	ctx := context.Background()
+	bindClaim(t, ns, name+"-pvc", "10Gi")
+	before := map[string]types.UID{}
+	for _, o := range objs {
+		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
+		before[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetUID()
+	}
+	dep := &appsv1.Deployment{}
+	env.Eventually(t, "upstream's server available", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dep); err != nil {
+			return err
+		}
+		if dep.Status.AvailableReplicas < 1 {
+			pods := &corev1.PodList{}
+			_ = k8s.List(ctx, pods, client.InNamespace(ns))
+			var seen []string
+			for _, p := range pods.Items {
+				seen = append(seen, fmt.Sprintf("%s %s %v", p.Name, p.Status.Phase, p.Status.Conditions))
+			}
+			pvc := &corev1.PersistentVolumeClaim{}
+			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-pvc"}, pvc)
+			return fmt.Errorf("%d available; conditions %v; pods %v; claim %s", dep.Status.AvailableReplicas, dep.Status.Conditions, seen, pvc.Status.Phase)
+		}
+		return nil
+	})
+	return before, dep
+}
+
 // replicaSetsOf counts the ReplicaSets of a Deployment (one per rollout).
 func replicaSetsOf(t *testing.T, d *appsv1.Deployment) int {
 	t.Helper()
@@ -157,30 +190,7 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 	must.NoError(t, yaml.UnmarshalStrict([]byte(upstreamLLSDWithStorage), cr))
 	cr.Namespace = ns.Name
 	must.NoError(t, k8s.Create(ctx, cr))
-	bindClaim(t, ns.Name, cr.Name+"-pvc", "10Gi")
-	before := map[string]types.UID{}
-	for _, o := range upstreamLLSDObjects(cr) {
-		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
-		before[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetUID()
-	}
-	dep := &appsv1.Deployment{}
-	env.Eventually(t, "upstream's server available", func() error {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name}, dep); err != nil {
-			return err
-		}
-		if dep.Status.AvailableReplicas < 1 {
-			pods := &corev1.PodList{}
-			_ = k8s.List(ctx, pods, client.InNamespace(ns.Name))
-			var seen []string
-			for _, p := range pods.Items {
-				seen = append(seen, fmt.Sprintf("%s %s %v", p.Name, p.Status.Phase, p.Status.Conditions))
-			}
-			pvc := &corev1.PersistentVolumeClaim{}
-			_ = k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, pvc)
-			return fmt.Errorf("%d available; conditions %v; pods %v; claim %s", dep.Status.AvailableReplicas, dep.Status.Conditions, seen, pvc.Status.Phase)
-		}
-		return nil
-	})
+	before, dep := serveAsUpstream(t, ns.Name, cr.Name, upstreamLLSDObjects(cr))
 	svc := &corev1.Service{}
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-service"}, svc))
 	clusterIP := svc.Spec.ClusterIP

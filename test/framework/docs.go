@@ -52,9 +52,15 @@ func RunDocCommand(t testing.TB, doc, name, kubeconfig string) string {
 // administrator's), for commands a test runs as a user would.
 func AdminKubeconfig(t testing.TB, cfg *rest.Config) string {
 	t.Helper()
+	return writeKubeconfig(t, cfg, &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData})
+}
+
+// writeKubeconfig writes a kubeconfig of cfg's cluster with the user's credentials.
+func writeKubeconfig(t testing.TB, cfg *rest.Config, user *clientcmdapi.AuthInfo) string {
+	t.Helper()
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, InsecureSkipTLSVerify: len(cfg.CAData) == 0}
-	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.AuthInfos["u"] = user
 	kc.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
 	kc.CurrentContext = "x"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
