@@ -226,6 +226,7 @@ func (p *preflight) dryRunTakeOver(ctx context.Context, own guard.Ownership, ren
 		u.SetAnnotations(mergedMap(u.GetAnnotations(), annotations))
 	}
 	u.SetResourceVersion(live.GetResourceVersion())
+	switchover.ClearExclusive(u)
 	body, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, err

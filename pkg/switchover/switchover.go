@@ -228,3 +228,21 @@ func hasController(u *unstructured.Unstructured) bool {
 	}
 	return false
 }
+
+// ClearExclusive prepares the takeover's merge patch of a rendered object:
+// a merge patch keeps every live field the patch does not name, so a field
+// that the rendered object's choice excludes is named, as null, to be
+// removed: a Deployment rendered with the Recreate strategy drops the live
+// rollingUpdate parameters (trustyai-service-operator's RollingUpdate
+// Deployment taken over by a chart that mounts a ReadWriteOnce claim), which
+// the API server refuses beside Recreate.
+func ClearExclusive(u *unstructured.Unstructured) {
+	if u.GetKind() != "Deployment" {
+		return
+	}
+	if t, _, _ := unstructured.NestedString(u.Object, "spec", "strategy", "type"); t == "Recreate" {
+		if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "strategy", "rollingUpdate"); !found {
+			_ = unstructured.SetNestedField(u.Object, nil, "spec", "strategy", "rollingUpdate")
+		}
+	}
+}

@@ -122,3 +122,16 @@ func TestAClaimWithoutOwnerIsTakenOverWhenTheCRsWorkloadMountsIt(t *testing.T) {
 	TakeOverMountedClaims(objs, lives)
 	assert.Equal(t, InTheWay, objs[0].Action)
 }
+
+func TestClearExclusiveDropsRollingUpdateBesideRecreate(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment", "spec": map[string]any{"strategy": map[string]any{"type": "Recreate"}}}}
+	ClearExclusive(u)
+	v, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "strategy", "rollingUpdate")
+	assert.True(t, found)
+	assert.Nil(t, v, "null in a merge patch removes the live parameters")
+
+	rolling := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment", "spec": map[string]any{"strategy": map[string]any{"type": "RollingUpdate"}}}}
+	ClearExclusive(rolling)
+	_, found, _ = unstructured.NestedFieldNoCopy(rolling.Object, "spec", "strategy", "rollingUpdate")
+	assert.False(t, found, "a RollingUpdate render keeps the live parameters it does not name")
+}

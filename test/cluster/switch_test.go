@@ -382,6 +382,39 @@ func TestSwitchFromUpstreamTakesItsObjectsOver(t *testing.T) {
 			assert.True(t, metav1.IsControlledBy(o, cr), "%s still the CR's", key)
 		}
 	}
+	// And forth again, as after the documented way back, which deletes the
+	// operator's namespace and with it the release records: the objects
+	// carry the operator's marks but upstream's managed-by, which Helm
+	// refuses to adopt into an install; the gate marks them again first.
+	must.NoError(t, k8s.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(framework.OperatorNamespace),
+		client.MatchingLabels{release.LabelOwnerUID: string(cr.UID)}))
+	again := startOperator(t)
+	env.Eventually(t, "Ready again after a switch back and forth", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReconciled)
+		r := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReady)
+		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != cr.Generation || r == nil || r.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Reconciled %+v, Ready %+v", c, r)
+		}
+		records := &corev1.ConfigMapList{}
+		if err := k8s.List(ctx, records, client.InNamespace(framework.OperatorNamespace), client.MatchingLabels{release.LabelOwnerUID: string(cr.UID)}); err != nil {
+			return err
+		}
+		if len(records.Items) == 0 {
+			return fmt.Errorf("no release record yet")
+		}
+		return nil
+	})
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
+	assert.Equal(t, before[fmt.Sprintf("%T %s", dep, dep.Name)], dep.UID, "the Deployment kept")
+	assert.Equal(t, "Helm", dep.Labels["app.kubernetes.io/managed-by"])
+	again()
+	framework.RunDocCommand(t, "docs/switching.md", "switch-back", kubeconfig)
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr))
+	assert.NotContains(t, cr.Finalizers, release.Finalizer)
+
 	// Deleting the CR afterwards is not stuck, and the claim keeps the data.
 	must.NoError(t, k8s.Delete(ctx, cr))
 	env.Eventually(t, "the CR deleted", func() error {

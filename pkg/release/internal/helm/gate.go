@@ -25,6 +25,7 @@ import (
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/switchover"
 )
 
 // gate is the last step between a rendered manifest and the cluster, run by
@@ -71,7 +72,7 @@ func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 		return nil, refused(infos, err)
 	}
 	if err := g.takeOver(lives); err != nil {
-		return nil, err
+		return nil, refused(infos, err)
 	}
 	if err := g.releaseDeadOwners(lives); err != nil {
 		return nil, err
@@ -171,6 +172,7 @@ func (g *gate) takeOver(lives []liveObject) error {
 			return err
 		}
 		u.SetResourceVersion(m.GetResourceVersion())
+		switchover.ClearExclusive(u)
 		if manifestutil.HasResourcePolicyKeep(u.GetAnnotations()) {
 			// The owner annotations own() sets on kept objects, and the
 			// existing references but the CR's (a merge patch replaces lists).
@@ -332,8 +334,18 @@ func mountedByOwnWorkload(out []liveObject, errs []error, i int, own guard.Owner
 // objects without the operator's marks marked to be taken over.
 func readOwned(info *resource.Info, own guard.Ownership) (liveObject, error) {
 	l, conflict, err := readLive(info, own)
-	if err != nil || conflict == nil {
+	if err != nil {
 		return l, err
+	}
+	if conflict == nil {
+		// The operator's, but without Helm's label (switch-back gave it
+		// to the upstream operator): Helm refuses to adopt it into an
+		// install (the records went with the operator's namespace), so
+		// its marks are set again first.
+		if m, merr := meta.Accessor(l.existing); l.existing != nil && merr == nil && own.Release != "" && m.GetLabels()[guard.LabelHelmManagedBy] != "Helm" {
+			l.takeOver = true
+		}
+		return l, nil
 	}
 	if m, merr := meta.Accessor(l.existing); merr == nil && own.TakesOver(m.GetOwnerReferences()) {
 		l.takeOver = true
@@ -368,8 +380,8 @@ func (l liveObject) owned(own guard.Ownership) error {
 	return own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
 }
 
-// refusal is a manifest refused because objects are in its way, with the
-// objects it renders.
+// refusal is a manifest refused because objects are in its way, or whose
+// takeover the API server refused, with the objects it renders.
 type refusal struct {
 	rendered []string
 	err      error
@@ -378,11 +390,11 @@ type refusal struct {
 func (r *refusal) Error() string { return r.err.Error() }
 func (r *refusal) Unwrap() error { return r.err }
 
-// refused wraps a conflict with the names of the manifest's objects; any
-// other error is returned as it is.
+// refused wraps a conflict, or a takeover the API server refused, with the
+// names of the manifest's objects; any other error is returned as it is.
 func refused(infos helmkube.ResourceList, err error) error {
 	var cs guard.Conflicts
-	if !errors.As(err, &cs) {
+	if !errors.As(err, &cs) && !apierrors.IsInvalid(err) {
 		return err
 	}
 	r := &refusal{err: err}
@@ -398,18 +410,22 @@ func refused(infos helmkube.ResourceList, err error) error {
 // CR asks for an object Kubernetes does not accept). It returns nil for
 // anything else, which is retried.
 func AsUserError(err error) *status.Failure {
+	f := asUserError(err)
+	var r *refusal
+	if f != nil && errors.As(err, &r) {
+		f.Rendered = r.rendered
+	}
+	return f
+}
+
+func asUserError(err error) *status.Failure {
 	var v *guard.Violation
 	if errors.As(err, &v) {
 		return &status.Failure{Reason: status.ReasonInvalidSpec, Message: v.Error()}
 	}
 	var cs guard.Conflicts
 	if errors.As(err, &cs) {
-		f := &status.Failure{Reason: status.ReasonNameConflict, Message: cs.Error()}
-		var r *refusal
-		if errors.As(err, &r) {
-			f.Rendered = r.rendered
-		}
-		return f
+		return &status.Failure{Reason: status.ReasonNameConflict, Message: cs.Error()}
 	}
 	var c *guard.Conflict
 	if errors.As(err, &c) {
