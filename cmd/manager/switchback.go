@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
@@ -159,9 +160,17 @@ func (sb *switchBack) finalizer(ctx context.Context, obj client.Object, kind str
 	if sb.dryRun {
 		return nil
 	}
-	orig := obj.DeepCopyObject().(client.Object)
-	obj.SetFinalizers(slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool { return f == release.Finalizer }))
-	if err := sb.c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	// Guarded by the resourceVersion, read again when something else wrote
+	// the CR in between (its status, another controller's finalizer).
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := sb.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		orig := obj.DeepCopyObject().(client.Object)
+		obj.SetFinalizers(slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool { return f == release.Finalizer }))
+		return sb.c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	})
+	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("%s %s/%s: remove finalizer %s: %w (run switch-back again)", kind, obj.GetNamespace(), obj.GetName(), release.Finalizer, err)
 	}
 	return nil
@@ -206,9 +215,15 @@ func (sb *switchBack) relabel(ctx context.Context, obj client.Object, m release.
 			if sb.dryRun {
 				continue
 			}
-			orig := o.DeepCopy()
-			o.SetLabels(mergedMap(labels, m.UpstreamLabels))
-			if err := sb.c.Patch(ctx, o, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := sb.c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+					return err
+				}
+				orig := o.DeepCopy()
+				o.SetLabels(mergedMap(o.GetLabels(), m.UpstreamLabels))
+				return sb.c.Patch(ctx, o, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+			})
+			if client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("label %s %s/%s: %w (run switch-back again)", gk.Kind, o.GetNamespace(), o.GetName(), err)
 			}
 		}

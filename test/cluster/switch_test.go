@@ -53,8 +53,12 @@ spec:
 // upstreamLLSDObjects are the objects llama-stack-k8s-operator 7735e43
 // leaves for a LlamaStackDistribution with storage, as its code makes them
 // (controllers/manifests/base, pkg/deploy/kustomizer.go,
-// controllers/resource_helper.go): its three common labels on each, the CR
-// as controller, the Deployment named as the CR and the others <name>-<kind>.
+// controllers/resource_helper.go) and as its running operator was seen to
+// leave them on the local cluster (2026-12-07): its three common labels on
+// each, the CR as controller, the Deployment named as the CR and the others
+// <name>-<kind>, the startup probe's 30 s timeout, images pulled Always.
+// (It creates them as field manager "manager" and then applies them as one
+// named after the CR; the takeover does not depend on either.)
 func upstreamLLSDObjects(cr *llamav1alpha1.LlamaStackDistribution) []client.Object {
 	n, ns := cr.Name, cr.Namespace
 	common := func(extra map[string]string) map[string]string {
@@ -90,12 +94,12 @@ func upstreamLLSDObjects(cr *llamav1alpha1.LlamaStackDistribution) []client.Obje
 					ServiceAccountName: n + "-sa",
 					SecurityContext:    &corev1.PodSecurityContext{FSGroup: &fsGroup},
 					Containers: []corev1.Container{{
-						Name: "llama-stack", Image: "docker.io/llamastack/distribution-starter:latest",
+						Name: "llama-stack", Image: "docker.io/llamastack/distribution-starter:latest", ImagePullPolicy: corev1.PullAlways,
 						Ports: []corev1.ContainerPort{{ContainerPort: 8321}},
 						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 							corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
 						StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/health", Port: intstr.FromInt32(8321)}},
-							InitialDelaySeconds: 15, TimeoutSeconds: 5, FailureThreshold: 3, SuccessThreshold: 1},
+							InitialDelaySeconds: 15, TimeoutSeconds: 30, FailureThreshold: 3, SuccessThreshold: 1},
 						Env:          env,
 						VolumeMounts: []corev1.VolumeMount{{Name: "lls-storage", MountPath: mount}},
 					}},
