@@ -106,7 +106,7 @@ func (w *Cache) forget(key client.ObjectKey) {
 }
 
 func (b Store) ownership(cr client.Object) guard.Ownership {
-	return guard.Ownership{Label: b.ManagedLabel, Owner: b.Owner.GroupKind(), Namespace: cr.GetNamespace(), Name: cr.GetName()}
+	return guard.Ownership{Label: b.ManagedLabel, Owner: b.Owner.GroupKind(), Namespace: cr.GetNamespace(), Name: cr.GetName(), UID: cr.GetUID()}
 }
 
 // Stored reads the bundle ConfigMap of the name: the operator's (nil when
@@ -126,7 +126,11 @@ func (b Store) Stored(ctx context.Context, cr client.Object, name string) (store
 		case err != nil:
 			return false, nil, fmt.Errorf("read CA bundle ConfigMap %s: %w", name, err)
 		}
-		if conflict := b.ownership(cr).Check(ref, obj.GetLabels(), obj.GetAnnotations(), obj.GetOwnerReferences()); conflict != nil {
+		own := b.ownership(cr)
+		// The upstream operator's bundle of the same name for this very CR
+		// (its controller reference is the CR, by UID) is taken over: the
+		// next write makes it the operator's (issue 46).
+		if conflict := own.Check(ref, obj.GetLabels(), obj.GetAnnotations(), obj.GetOwnerReferences()); conflict != nil && !own.TakesOver(obj.GetOwnerReferences()) {
 			return false, conflict, nil
 		}
 		return true, nil, nil

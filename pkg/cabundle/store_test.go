@@ -76,3 +76,34 @@ func TestStoredBundleReadsDataOnlyWhenChanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, reads.n)
 }
+
+// The upstream operator's bundle ConfigMap of the same name for this very CR
+// (its controller reference is the CR, by UID) is taken over by the next
+// write; one of that name controlled by another UID (an earlier CR, or a
+// user's without a reference) stays a conflict.
+func TestUpstreamBundleOfTheCRIsTakenOver(t *testing.T) {
+	ctx := context.Background()
+	owner := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	upstream := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr-ca-bundle",
+		Labels:          map[string]string{"app.kubernetes.io/managed-by": "llama-stack-operator"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(owner, gvk)}}, Data: map[string]string{"ca-bundle.crt": "upstream's"}}
+	c := fake.NewClientBuilder().WithObjects(upstream).Build()
+	b := Store{Client: c, Reader: c, Recorder: record.NewFakeRecorder(10), Owner: gvk, ManagedLabel: "managed"}
+	stored, conflict, err := b.Stored(ctx, owner, "cr-ca-bundle")
+	require.NoError(t, err)
+	require.Nil(t, conflict, "the CR's own bundle is no conflict")
+	require.NotNil(t, stored)
+	require.NoError(t, b.Write(ctx, owner, "cr-ca-bundle", nil, trust.Outcome{Wanted: true, Sources: []string{"s"}, Bundle: &trust.Bundle{PEM: []byte("one"), Certificates: 1}}, stored))
+	cm := &corev1.ConfigMap{}
+	require.NoError(t, c.Get(ctx, client.ObjectKeyFromObject(upstream), cm))
+	assert.Equal(t, "true", cm.Labels["managed"], "the operator's now")
+	assert.Equal(t, "one", cm.Data[trust.BundleKey])
+
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-2"}}
+	c2 := fake.NewClientBuilder().WithObjects(upstream.DeepCopy()).Build()
+	b.Client, b.Reader = c2, c2
+	_, conflict, err = b.Stored(ctx, other, "cr-ca-bundle")
+	require.NoError(t, err)
+	assert.NotNil(t, conflict, "controlled by another UID: a conflict")
+}
