@@ -22,6 +22,9 @@ Usage:
   manager switch-back [flags]  the way back to the upstream operators, once this one is stopped: removes
                                its finalizer from every CR, labels the CRs' objects for the upstream
                                operators, deletes what it wrote outside the CRs (docs/switching.md)
+  manager remove-finalizer NAME...
+                               after the switch, once the upstream operator is stopped: removes its
+                               finalizers (e.g. trustyai.opendatahub.io/finalizer) from every CR
   manager version              print the version
 
 Run 'manager COMMAND -h' for the flags of a command.
@@ -55,6 +58,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = preflightCommand(args, stdout, stderr)
 	case "switch-back":
 		err = switchBackCommand(args, stdout, stderr)
+	case "remove-finalizer":
+		err = removeFinalizerCommand(args, stdout, stderr)
 	case "version":
 		_, err = fmt.Fprintln(stdout, version.Version)
 	case "help":

@@ -22,6 +22,7 @@ func TestCommands(t *testing.T) {
 		{[]string{"preflight", "extra"}, 2, "", `preflight takes no arguments, got ["extra"]`},
 		{[]string{"switch-back", "-h"}, 0, "", "-dry-run"},
 		{[]string{"switch-back", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+		{[]string{"remove-finalizer"}, 2, "", "remove-finalizer needs at least one argument"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(c.args, &out, &errOut); code != c.code {

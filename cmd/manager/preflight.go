@@ -22,6 +22,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
@@ -42,7 +43,7 @@ func preflightCommand(args []string, stdout, stderr io.Writer) error {
 	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace the operator will run in (its settings ConfigMap)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "the operator's settings ConfigMap in --operator-namespace")
 	namespace := fs.String("namespace", "", "look at the CRs of this namespace only (default: all)")
-	ws, cfg, c, err := clusterCommand(fs, args, stderr)
+	ws, cfg, c, err := clusterCommand(fs, args, stderr, false)
 	if err != nil || c == nil {
 		return err
 	}
@@ -68,7 +69,35 @@ func preflightCommand(args []string, stdout, stderr io.Writer) error {
 		}
 		crs = append(crs, got...)
 	}
-	return switchover.Write(stdout, crs)
+	jobs, err := p.jobs(context.Background())
+	if err != nil {
+		return err
+	}
+	return switchover.Write(stdout, append(crs, jobs...))
+}
+
+// jobs are the LMEvalJobs that have not ended: a job the upstream operator
+// runs is not handed over in flight (its pod runs upstream's driver, which
+// reports to upstream's operator); the others are kept as they are.
+func (p *preflight) jobs(ctx context.Context) ([]switchover.CR, error) {
+	list := &lmv1alpha1.LMEvalJobList{}
+	var opts []client.ListOption
+	if p.namespace != "" {
+		opts = append(opts, client.InNamespace(p.namespace))
+	}
+	if err := p.c.List(ctx, list, opts...); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list LMEvalJob: %w", err)
+	}
+	var out []switchover.CR
+	for _, j := range list.Items {
+		if problem := switchover.JobInFlight(string(j.Status.State)); problem != "" {
+			out = append(out, switchover.CR{Kind: lmv1alpha1.Kind, Namespace: j.Namespace, Name: j.Name, Problem: problem})
+		}
+	}
+	return out, nil
 }
 
 type preflight struct {
@@ -110,6 +139,11 @@ func (p *preflight) kind(ctx context.Context, w watches.Watch) ([]switchover.CR,
 		obj := item.(client.Object)
 		obj.GetObjectKind().SetGroupVersionKind(m.GVK)
 		cr := switchover.CR{Kind: m.GVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		for _, f := range obj.GetFinalizers() {
+			if f != release.Finalizer {
+				cr.Finalizers = append(cr.Finalizers, f)
+			}
+		}
 		if !obj.GetDeletionTimestamp().IsZero() {
 			cr.Problem = "being deleted"
 			out = append(out, cr)
@@ -298,8 +332,9 @@ func mergedMap(dst, src map[string]string) map[string]string {
 
 // clusterCommand parses the flags of a command that reads the cluster
 // (with --watches-file) and returns the kinds, the configuration and a
-// client; a nil client without error: -h was asked.
-func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer) ([]watches.Watch, *rest.Config, client.Client, error) {
+// client; a nil client without error: -h was asked. withArgs: the command
+// takes one or more arguments after its flags.
+func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, withArgs bool) ([]watches.Watch, *rest.Config, client.Client, error) {
 	fs.SetOutput(stderr)
 	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
 	if err := fs.Parse(args); err != nil {
@@ -308,7 +343,11 @@ func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer) ([]watche
 		}
 		return nil, nil, nil, errUsage
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case withArgs && fs.NArg() == 0:
+		fmt.Fprintf(stderr, "%s needs at least one argument\n", fs.Name())
+		return nil, nil, nil, errUsage
+	case !withArgs && fs.NArg() > 0:
 		fmt.Fprintf(stderr, "%s takes no arguments, got %q\n", fs.Name(), fs.Args())
 		return nil, nil, nil, errUsage
 	}

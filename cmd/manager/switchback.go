@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
+	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
@@ -37,7 +38,7 @@ func switchBackCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("switch-back", flag.ContinueOnError)
 	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace this operator ran in (its leader election Lease)")
 	dryRun := fs.Bool("dry-run", false, "print what would be changed, change nothing")
-	ws, _, c, err := clusterCommand(fs, args, stderr)
+	ws, _, c, err := clusterCommand(fs, args, stderr, false)
 	if err != nil || c == nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (sb *switchBack) kind(ctx context.Context, m release.Meta, chart *charts.Ch
 	for _, item := range items {
 		obj := item.(client.Object)
 		sb.crs++
-		if err := sb.finalizer(ctx, obj, m.GVK.Kind); err != nil {
+		if err := sb.finalizer(ctx, obj, m.GVK.Kind, release.Finalizer); err != nil {
 			return err
 		}
 		if len(m.UpstreamLabels) > 0 {
@@ -152,11 +153,11 @@ func (sb *switchBack) kind(ctx context.Context, m release.Meta, chart *charts.Ch
 
 // finalizer removes the operator's finalizer from the CR, guarded by its
 // resourceVersion; the other finalizers stay.
-func (sb *switchBack) finalizer(ctx context.Context, obj client.Object, kind string) error {
-	if !slices.Contains(obj.GetFinalizers(), release.Finalizer) {
+func (sb *switchBack) finalizer(ctx context.Context, obj client.Object, kind, finalizer string) error {
+	if !slices.Contains(obj.GetFinalizers(), finalizer) {
 		return nil
 	}
-	sb.say("%s %s/%s: removed finalizer %s", kind, obj.GetNamespace(), obj.GetName(), release.Finalizer)
+	sb.say("%s %s/%s: removed finalizer %s", kind, obj.GetNamespace(), obj.GetName(), finalizer)
 	if sb.dryRun {
 		return nil
 	}
@@ -167,11 +168,64 @@ func (sb *switchBack) finalizer(ctx context.Context, obj client.Object, kind str
 			return err
 		}
 		orig := obj.DeepCopyObject().(client.Object)
-		obj.SetFinalizers(slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool { return f == release.Finalizer }))
+		obj.SetFinalizers(slices.DeleteFunc(slices.Clone(obj.GetFinalizers()), func(f string) bool { return f == finalizer }))
 		return sb.c.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	})
 	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("%s %s/%s: remove finalizer %s: %w (run switch-back again)", kind, obj.GetNamespace(), obj.GetName(), release.Finalizer, err)
+		return fmt.Errorf("%s %s/%s: remove finalizer %s: %w (run the command again)", kind, obj.GetNamespace(), obj.GetName(), finalizer, err)
+	}
+	return nil
+}
+
+// removeFinalizerCommand is `manager remove-finalizer NAME...`: after the
+// switch, once the upstream operator is stopped, it removes that
+// operator's finalizers (trustyai.opendatahub.io/finalizer and the like)
+// from every CR of the kinds served, LMEvalJobs included: nothing else
+// would, and a CR deleted later would wait for ever. The cleanup they stood
+// for is this operator's own finalizer's now. Only the named finalizers go.
+func removeFinalizerCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("remove-finalizer", flag.ContinueOnError)
+	dryRun := fs.Bool("dry-run", false, "print what would be changed, change nothing")
+	ws, _, c, err := clusterCommand(fs, args, stderr, true)
+	if err != nil || c == nil {
+		return err
+	}
+	names := fs.Args()
+	for _, n := range names {
+		if n == release.Finalizer {
+			fmt.Fprintf(stderr, "%s is this operator's own: switch-back removes it on the way back\n", n)
+			return errUsage
+		}
+	}
+	ctx := context.Background()
+	sb := &switchBack{c: c, out: stdout, dryRun: *dryRun}
+	lists := []func() (string, client.ObjectList){func() (string, client.ObjectList) { return lmv1alpha1.Kind, &lmv1alpha1.LMEvalJobList{} }}
+	for _, w := range ws {
+		m, err := operator.MetaFor(w)
+		if err != nil {
+			return err
+		}
+		lists = append(lists, func() (string, client.ObjectList) { return m.GVK.Kind, m.NewList() })
+	}
+	for _, l := range lists {
+		kind, list := l()
+		if err := c.List(ctx, list); err != nil {
+			if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("list %s: %w", kind, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			for _, n := range names {
+				if err := sb.finalizer(ctx, item.(client.Object), kind, n); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

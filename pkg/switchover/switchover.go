@@ -55,6 +55,9 @@ type Object struct {
 type CR struct {
 	Kind, Namespace, Name string
 	Objects               []Object
+	// Finalizers are the CR's finalizers of other controllers (the upstream
+	// operator's): nothing removes them once that operator is gone.
+	Finalizers []string
 	// Problem is why the CR was not looked at (a spec the operator refuses,
 	// which its status will say; a CR being deleted); empty when it was.
 	Problem string
@@ -190,6 +193,9 @@ func Write(w io.Writer, crs []CR) error {
 				fmt.Fprintf(&b, "              no rollout: the pod template is the same\n")
 			}
 		}
+		for _, f := range cr.Finalizers {
+			fmt.Fprintf(&b, "  finalizer   %s stays on the CR: once its operator is stopped nothing removes it, and deleting the CR would wait for ever; remove it then (docs/switching.md)\n", f)
+		}
 		switch {
 		case inTheWay > 0:
 			fmt.Fprintf(&b, "  after the switch: Reconciled=False NameConflict naming the %d object(s) in the way; nothing is changed until they are moved, and the status reads what runs\n", inTheWay)
@@ -245,4 +251,15 @@ func ClearExclusive(u *unstructured.Unstructured) {
 			_ = unstructured.SetNestedField(u.Object, nil, "spec", "strategy", "rollingUpdate")
 		}
 	}
+}
+
+// JobInFlight says why an evaluation job in the state (an LMEvalJob's
+// status.state) is not handed over as it runs: "" for one that has ended
+// (Complete) or not begun under the upstream operator (New, no state).
+func JobInFlight(state string) string {
+	switch state {
+	case "", "New", "Complete":
+		return ""
+	}
+	return "the job is " + state + " under the upstream operator, whose pod runs its driver and reports to it: let it end before the switch (kubectl get lmevaljobs -A shows the states), or cancel it and create it again after the switch"
 }

@@ -82,6 +82,7 @@ func TestWriteSaysWhatTheSwitchDoes(t *testing.T) {
 			{Kind: "Service", Name: "b-service", Action: InTheWay, Note: "exists"},
 		}},
 		{Kind: "TrustyAIService", Namespace: "ns", Name: "c", Problem: "being deleted"},
+		{Kind: "TrustyAIService", Namespace: "ns", Name: "d", Finalizers: []string{"trustyai.opendatahub.io/finalizer"}},
 	})
 	assert.NoError(t, err)
 	out := b.String()
@@ -93,6 +94,7 @@ func TestWriteSaysWhatTheSwitchDoes(t *testing.T) {
 		"  in the way  Service b-service: exists\n",
 		"NameConflict naming the 1 object(s) in the way",
 		"TrustyAIService ns/c\n  not looked at: being deleted\n",
+		"  finalizer   trustyai.opendatahub.io/finalizer stays on the CR: once its operator is stopped nothing removes it",
 	} {
 		assert.Contains(t, out, want)
 	}
@@ -134,4 +136,13 @@ func TestClearExclusiveDropsRollingUpdateBesideRecreate(t *testing.T) {
 	ClearExclusive(rolling)
 	_, found, _ = unstructured.NestedFieldNoCopy(rolling.Object, "spec", "strategy", "rollingUpdate")
 	assert.False(t, found, "a RollingUpdate render keeps the live parameters it does not name")
+}
+
+func TestJobsInFlightAreNotHandedOver(t *testing.T) {
+	for _, s := range []string{"", "New", "Complete"} {
+		assert.Empty(t, JobInFlight(s), s)
+	}
+	for _, s := range []string{"Scheduled", "Running", "Suspended", "Cancelled"} {
+		assert.Contains(t, JobInFlight(s), "let it end before the switch", s)
+	}
 }

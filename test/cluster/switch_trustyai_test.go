@@ -152,12 +152,14 @@ func TestSwitchFromUpstreamTrustyAI(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{}
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim))
 
-	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", framework.AdminKubeconfig(t, config))
+	kubeconfig := framework.AdminKubeconfig(t, config)
+	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", kubeconfig)
 	section := crSection(preflight, "TrustyAIService "+ns.Name+"/"+cr.Name)
 	for _, want := range []string{
 		"take over   ServiceAccount " + cr.Name + "-proxy:", "take over   ConfigMap " + cr.Name + "-kube-rbac-proxy-config:",
 		"take over   PersistentVolumeClaim " + cr.Name + "-pvc: kept: same claim", "take over   Service " + cr.Name + ":",
 		"take over   Service " + cr.Name + "-tls:", "take over   Deployment " + cr.Name + ":", "after the switch: reconciled",
+		"finalizer   trustyai.opendatahub.io/finalizer stays on the CR",
 	} {
 		assert.Contains(t, section, want, "preflight:\n%s", preflight)
 	}
@@ -198,4 +200,22 @@ func TestSwitchFromUpstreamTrustyAI(t *testing.T) {
 	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
 	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
 	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
+
+	// Upstream's finalizer, as docs/switching.md has it removed once
+	// upstream is stopped: then deleting the CR is not stuck (this
+	// operator's finalizer runs its cleanup) and the claim stays.
+	out := framework.RunDocCommand(t, "docs/switching.md", "remove-finalizer", kubeconfig)
+	assert.Contains(t, out, "TrustyAIService "+ns.Name+"/"+cr.Name+": removed finalizer trustyai.opendatahub.io/finalizer")
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr))
+	assert.Equal(t, []string{release.Finalizer}, cr.Finalizers, "only this operator's finalizer left")
+	must.NoError(t, k8s.Delete(ctx, cr))
+	env.Eventually(t, "the TrustyAIService deleted", func() error {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), &trustyv1.TrustyAIService{})
+		if err == nil {
+			return fmt.Errorf("still there")
+		}
+		return client.IgnoreNotFound(err)
+	})
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim))
+	assert.Equal(t, volume, claim.Spec.VolumeName, "the claim and its data outlive the CR")
 }
