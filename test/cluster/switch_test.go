@@ -127,12 +127,17 @@ func bindClaim(t *testing.T, ns, claim, size string) {
 }
 
 // serveAsUpstream creates the objects an upstream operator left for a CR
-// named name (its claim <name>-pvc bound to a volume) and waits for its
-// Deployment <name> to serve; it returns each object's UID by "type name".
+// named name (its claim <name>-pvc bound to a volume, when it has one) and
+// waits for its Deployment <name> to serve; it returns each object's UID by
+// "type name".
 func serveAsUpstream(t *testing.T, ns, name string, objs []client.Object) (map[string]types.UID, *appsv1.Deployment) {
 	t.Helper()
 	ctx := context.Background()
-	bindClaim(t, ns, name+"-pvc", "10Gi")
+	for _, o := range objs {
+		if _, ok := o.(*corev1.PersistentVolumeClaim); ok {
+			bindClaim(t, ns, o.GetName(), "10Gi")
+		}
+	}
 	before := map[string]types.UID{}
 	for _, o := range objs {
 		must.NoError(t, k8s.Create(ctx, o, client.FieldOwner("manager")))
