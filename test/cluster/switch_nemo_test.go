@@ -73,8 +73,8 @@ func upstreamNemoObjects(cr *nemov1alpha1.NemoGuardrails) []client.Object {
 					ServiceAccountName: n + "-serviceaccount",
 					Containers: []corev1.Container{{
 						Name: "nemo-guardrails", Image: "quay.io/trustyai/nemo-guardrails-server:latest",
-						Env:   []corev1.EnvVar{{Name: "CONFIG_ID", Value: "safety"}},
-						Ports: []corev1.ContainerPort{{ContainerPort: 8000}},
+						Env:          []corev1.EnvVar{{Name: "CONFIG_ID", Value: "safety"}},
+						Ports:        []corev1.ContainerPort{{ContainerPort: 8000}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "safety-nemo-config-volume", MountPath: "/app/config/safety"}},
 					}, {
 						Name: "kube-rbac-proxy", Image: "quay.io/brancz/kube-rbac-proxy:v0.18.0",
