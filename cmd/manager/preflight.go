@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"helm.sh/helm/v3/pkg/releaseutil"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -276,7 +278,16 @@ func (p *preflight) dryRunTakeOver(ctx context.Context, own guard.Ownership, ren
 // renders, that the CR controls and the render does not hold.
 func (p *preflight) left(ctx context.Context, chart *charts.Chart, obj client.Object, own guard.Ownership, rendered map[string]bool) ([]switchover.Object, error) {
 	var out []switchover.Object
-	for _, gk := range chart.Kinds {
+	// The chart's kinds, and the namespaced RBAC kinds the upstream
+	// operators write for a CR (EvalHub's RoleBindings) that this operator
+	// writes outside its charts under names of its own.
+	kinds := slices.Clone(chart.Kinds)
+	for _, gk := range []schema.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "Role"}, {Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}} {
+		if !slices.Contains(kinds, gk) {
+			kinds = append(kinds, gk)
+		}
+	}
+	for _, gk := range kinds {
 		mapping, err := p.c.RESTMapper().RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			continue // not served here
