@@ -2,25 +2,18 @@ package cluster
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	must "github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // A NemoGuardrails with kube-rbac-proxy, as upstream's controller tests
@@ -109,50 +102,14 @@ func TestSwitchFromUpstreamNemoGuardrails(t *testing.T) {
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), objs[3]) }) // the ClusterRoleBinding
 	before, dep := serveAsUpstream(t, ns.Name, cr.Name, objs)
 
-	kubeconfig := framework.AdminKubeconfig(t, config)
-	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", kubeconfig)
-	section := crSection(preflight, "NemoGuardrails "+ns.Name+"/"+cr.Name)
-	for _, want := range []string{
-		"take over   Deployment " + cr.Name + ":", "take over   Service " + cr.Name + ":",
-		"take over   ServiceAccount " + cr.Name + "-serviceaccount:", "take over   ConfigMap " + cr.Name + "-rbac-proxy-config:",
-		"after the switch: reconciled", "finalizer   trustyai.opendatahub.io/nemo-guardrails-finalizer stays on the CR",
-	} {
-		assert.Contains(t, section, want, "preflight:\n%s", preflight)
-	}
-	predicted := 0
-	if strings.Contains(section, "rolls out once") {
-		predicted = 1
-	}
-	t.Logf("preflight:\n%s", section)
+	predicted, _ := preflightSays(t, "NemoGuardrails "+ns.Name+"/"+cr.Name,
+		"take over   Deployment "+cr.Name+":", "take over   Service "+cr.Name+":",
+		"take over   ServiceAccount "+cr.Name+"-serviceaccount:", "take over   ConfigMap "+cr.Name+"-rbac-proxy-config:",
+		"finalizer   trustyai.opendatahub.io/nemo-guardrails-finalizer stays on the CR")
 
 	stop := startOperator(t)
 	defer stop()
-	env.Eventually(t, "the NemoGuardrails Ready", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReady)
-		if c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("Ready %+v; conditions %+v", c, cr.Status.Conditions)
-		}
-		return nil
-	})
-	for _, o := range objs {
-		key := fmt.Sprintf("%T %s", o, o.GetName())
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
-			t.Errorf("%s: %v", key, err)
-			continue
-		}
-		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
-		if _, isCRB := o.(*rbacv1.ClusterRoleBinding); isCRB {
-			assert.NotContains(t, o.GetLabels(), release.LabelManaged, "upstream's binding, of another name, is left")
-			continue
-		}
-		assert.Equal(t, "true", o.GetLabels()[release.LabelManaged], "%s is the operator's now", key)
-	}
-	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
-	rollouts := replicaSetsOf(t, dep) - 1
-	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
-	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
-	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
+	waitReady(t, cr, func() []metav1.Condition { return cr.Status.Conditions })
+	assertTakenOver(t, objs, before, bindings)
+	assertRollouts(t, dep, predicted)
 }

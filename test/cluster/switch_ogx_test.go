@@ -2,15 +2,12 @@ package cluster
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	must "github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -18,9 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // Upstream's sample config/samples/example-withoutconfigmap.yaml
@@ -112,43 +106,16 @@ func TestSwitchFromUpstreamOGXTakesItsClaimOver(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{}
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim))
 
-	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", framework.AdminKubeconfig(t, config))
-	section := crSection(preflight, "OGXServer "+ns.Name+"/"+cr.Name)
-	assert.Contains(t, section, "take over   PersistentVolumeClaim "+cr.Name+"-pvc: kept: same claim", "preflight:\n%s", preflight)
-	assert.Contains(t, section, "the CR's Deployment "+cr.Name+" mounts it", "preflight:\n%s", preflight)
-	assert.Contains(t, section, "after the switch: reconciled", "preflight:\n%s", preflight)
-	assert.Regexp(t, "rolls out once|no rollout", section)
-	predicted := 0
-	if strings.Contains(section, "rolls out once") {
-		predicted = 1
-	}
-	t.Logf("preflight:\n%s", section)
+	predicted, _ := preflightSays(t, "OGXServer "+ns.Name+"/"+cr.Name,
+		"take over   PersistentVolumeClaim "+cr.Name+"-pvc: kept: same claim", "the CR's Deployment "+cr.Name+" mounts it")
 
 	stop := startOperator(t)
 	defer stop()
-	env.Eventually(t, "the OGXServer Ready", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(cr.Status.Conditions, status.TypeReady)
-		if c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("Ready %+v; Reconciled %+v", c, meta.FindStatusCondition(cr.Status.Conditions, status.TypeReconciled))
-		}
-		return nil
-	})
-	for _, o := range upstreamOGXObjects(cr) {
-		key := fmt.Sprintf("%T %s", o, o.GetName())
-		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o), key)
-		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
-		assert.Equal(t, "true", o.GetLabels()[release.LabelManaged], "%s is the operator's now", key)
-	}
+	waitReady(t, cr, func() []metav1.Condition { return cr.Status.Conditions })
+	assertTakenOver(t, upstreamOGXObjects(cr), before, nil)
 	volume := claim.Spec.VolumeName
 	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim))
 	assert.Equal(t, volume, claim.Spec.VolumeName, "the claim's volume kept")
 	assert.Empty(t, claim.OwnerReferences, "the claim outlives the CR, as upstream meant")
-	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
-	rollouts := replicaSetsOf(t, dep) - 1
-	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
-	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
-	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
+	assertRollouts(t, dep, predicted)
 }

@@ -13,6 +13,7 @@ import (
 	must "github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -452,4 +453,77 @@ func crSection(out, header string) string {
 		}
 	}
 	return rest[:end]
+}
+
+// preflightSays runs the preflight as docs/switching.md has it (with the
+// administrator's kubeconfig, returned), checks that the CR's section holds
+// every line of wants, and returns the rollouts it predicts (0 or 1).
+func preflightSays(t *testing.T, header string, wants ...string) (predicted int, kubeconfig string) {
+	t.Helper()
+	kubeconfig = framework.AdminKubeconfig(t, config)
+	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", kubeconfig)
+	section := crSection(preflight, header)
+	for _, want := range append(wants, "after the switch: reconciled") {
+		assert.Contains(t, section, want, "preflight:\n%s", preflight)
+	}
+	assert.Regexp(t, "rolls out once|no rollout", section)
+	if strings.Contains(section, "rolls out once") {
+		predicted = 1
+	}
+	t.Logf("preflight:\n%s", section)
+	return predicted, kubeconfig
+}
+
+// waitReady waits for the CR's Ready condition to be True.
+func waitReady(t *testing.T, cr client.Object, conditions func() []metav1.Condition) {
+	t.Helper()
+	env.Eventually(t, fmt.Sprintf("%T %s Ready", cr, cr.GetName()), func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(conditions(), status.TypeReady)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Ready %+v; conditions %+v", c, conditions())
+		}
+		return nil
+	})
+}
+
+// assertTakenOver checks that every object upstream left kept its UID and
+// is the operator's now, but those left (left says which).
+func assertTakenOver(t *testing.T, objs []client.Object, before map[string]types.UID, left func(client.Object) bool) {
+	t.Helper()
+	for _, o := range objs {
+		key := fmt.Sprintf("%T %s", o, o.GetName())
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
+			t.Errorf("%s: %v", key, err)
+			continue
+		}
+		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
+		if left != nil && left(o) {
+			assert.NotContains(t, o.GetLabels(), release.LabelManaged, "%s, of a name this operator does not render, is left", key)
+			continue
+		}
+		assert.Equal(t, "true", o.GetLabels()[release.LabelManaged], "%s is the operator's now", key)
+	}
+}
+
+// assertRollouts checks the Deployment rolled out at most once, as predicted.
+func assertRollouts(t *testing.T, dep *appsv1.Deployment, predicted int) {
+	t.Helper()
+	must.NoError(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(dep), dep))
+	rollouts := replicaSetsOf(t, dep) - 1
+	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
+	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
+	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
+}
+
+// bindings says whether an object is an RBAC binding (left by the switch:
+// this operator binds under names of its own).
+func bindings(o client.Object) bool {
+	switch o.(type) {
+	case *rbacv1.ClusterRoleBinding, *rbacv1.RoleBinding:
+		return true
+	}
+	return false
 }

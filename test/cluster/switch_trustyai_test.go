@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -152,22 +151,11 @@ func TestSwitchFromUpstreamTrustyAI(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{}
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim))
 
-	kubeconfig := framework.AdminKubeconfig(t, config)
-	preflight := framework.RunDocCommand(t, "docs/switching.md", "preflight", kubeconfig)
-	section := crSection(preflight, "TrustyAIService "+ns.Name+"/"+cr.Name)
-	for _, want := range []string{
-		"take over   ServiceAccount " + cr.Name + "-proxy:", "take over   ConfigMap " + cr.Name + "-kube-rbac-proxy-config:",
-		"take over   PersistentVolumeClaim " + cr.Name + "-pvc: kept: same claim", "take over   Service " + cr.Name + ":",
-		"take over   Service " + cr.Name + "-tls:", "take over   Deployment " + cr.Name + ":", "after the switch: reconciled",
-		"finalizer   trustyai.opendatahub.io/finalizer stays on the CR",
-	} {
-		assert.Contains(t, section, want, "preflight:\n%s", preflight)
-	}
-	predicted := 0
-	if strings.Contains(section, "rolls out once") {
-		predicted = 1
-	}
-	t.Logf("preflight:\n%s", section)
+	predicted, kubeconfig := preflightSays(t, "TrustyAIService "+ns.Name+"/"+cr.Name,
+		"take over   ServiceAccount "+cr.Name+"-proxy:", "take over   ConfigMap "+cr.Name+"-kube-rbac-proxy-config:",
+		"take over   PersistentVolumeClaim "+cr.Name+"-pvc: kept: same claim", "take over   Service "+cr.Name+":",
+		"take over   Service "+cr.Name+"-tls:", "take over   Deployment "+cr.Name+":",
+		"finalizer   trustyai.opendatahub.io/finalizer stays on the CR")
 
 	stop := startOperator(t)
 	defer stop()
@@ -180,26 +168,14 @@ func TestSwitchFromUpstreamTrustyAI(t *testing.T) {
 		}
 		return nil
 	})
-	for _, o := range objs {
-		key := fmt.Sprintf("%T %s", o, o.GetName())
-		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o), key)
-		assert.Equal(t, before[key], o.GetUID(), "%s kept (same UID)", key)
-		if _, isCRB := o.(*rbacv1.ClusterRoleBinding); isCRB {
-			assert.NotContains(t, o.GetLabels(), release.LabelManaged, "upstream's binding, of another name, is left")
-			continue
-		}
-		assert.Equal(t, "true", o.GetLabels()[release.LabelManaged], "%s is the operator's now", key)
-	}
+	assertTakenOver(t, objs, before, bindings)
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
 	assert.Equal(t, "1.39.0", dep.Spec.Selector.MatchLabels["app.kubernetes.io/version"], "the selector kept")
 	volume := claim.Spec.VolumeName
 	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim))
 	assert.Equal(t, volume, claim.Spec.VolumeName, "the claim's volume kept")
 	assert.Contains(t, cr.Finalizers, "trustyai.opendatahub.io/finalizer", "upstream's finalizer is upstream's")
-	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep))
-	rollouts := replicaSetsOf(t, dep) - 1
-	t.Logf("rollouts of the taken-over Deployment: %d (the preflight said %d)", rollouts, predicted)
-	assert.LessOrEqual(t, rollouts, 1, "at most one rollout")
-	assert.Equal(t, predicted, rollouts, "the preflight predicted the rollouts")
+	assertRollouts(t, dep, predicted)
 
 	// Upstream's finalizer, as docs/switching.md has it removed once
 	// upstream is stopped: then deleting the CR is not stuck (this
