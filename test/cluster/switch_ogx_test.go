@@ -8,6 +8,7 @@ import (
 	must "github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -41,10 +42,12 @@ spec:
 
 // upstreamOGXObjects are the objects ogx-k8s-operator 1784464 leaves for an
 // OGXServer with storage, as its code makes them (controllers/manifests/
-// base, pkg/deploy/kustomizer.go, controllers/resource_helper.go): its three
-// common labels, the CR as controller of each but the claim, which gets no
-// owner reference (kustomizer.go createResource), the container "ogx" with
-// the metrics port, the NetworkPolicy it renders by default.
+// base, pkg/deploy/kustomizer.go, controllers/resource_helper.go) and as its
+// running operator was seen to leave them on the local cluster (2026-12-07):
+// its three common labels, the CR as controller of each but the claim,
+// which gets no owner reference (kustomizer.go createResource), the
+// container "ogx" with the metrics port and its env, the NetworkPolicy it
+// renders by default.
 func upstreamOGXObjects(cr *ogxv1beta1.OGXServer) []client.Object {
 	n, ns := cr.Name, cr.Namespace
 	om := func(name string, controlled bool) metav1.ObjectMeta {
@@ -56,13 +59,27 @@ func upstreamOGXObjects(cr *ogxv1beta1.OGXServer) []client.Object {
 	}
 	selector := map[string]string{"app": "ogx", "app.kubernetes.io/instance": n}
 	one, fsGroup := int32(1), int64(1001)
-	env := append([]corev1.EnvVar{{Name: "HF_HOME", Value: "/.ogx"}, {Name: "OGX_WORKERS", Value: "1"}, {Name: "OGX_PORT", Value: "8321"}}, cr.Spec.Workload.Overrides.Env...)
+	env := append([]corev1.EnvVar{{Name: "HF_HOME", Value: "/.ogx"}, {Name: "OGX_WORKERS", Value: "1"}, {Name: "OGX_PORT", Value: "8321"},
+		{Name: "OGX_METRICS_ENDPOINT_ENABLED", Value: "1"}, {Name: "OGX_METRICS_HOST", Value: "0.0.0.0"}, {Name: "OGX_METRICS_PORT", Value: "9464"}}, cr.Spec.Workload.Overrides.Env...)
+	tcp := corev1.ProtocolTCP
+	port := func(p int32) *intstr.IntOrString { v := intstr.FromInt32(p); return &v }
 	return []client.Object{
 		&corev1.PersistentVolumeClaim{ObjectMeta: om(n+"-pvc", false), Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
 		}},
 		&corev1.ServiceAccount{ObjectMeta: om(n+"-sa", true)},
+		&networkingv1.NetworkPolicy{ObjectMeta: om(n+"-network-policy", true), Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: selector}, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}},
+					{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "ogx-k8s-operator-system"}}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: port(8321)}},
+			}, {
+				From:  []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"network.openshift.io/policy-group": "monitoring"}}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: port(9464)}},
+			}},
+		}},
 		&corev1.Service{ObjectMeta: om(n+"-service", true), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector,
 			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8321, TargetPort: intstr.FromInt32(8321)},
 				{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9464, TargetPort: intstr.FromInt32(9464)}}}},
@@ -75,10 +92,12 @@ func upstreamOGXObjects(cr *ogxv1beta1.OGXServer) []client.Object {
 					ServiceAccountName: n + "-sa",
 					SecurityContext:    &corev1.PodSecurityContext{FSGroup: &fsGroup},
 					Containers: []corev1.Container{{
-						Name: "ogx", Image: "docker.io/ogx/distribution-starter:latest",
+						Name: "ogx", Image: "docker.io/ogxai/distribution-starter:latest", ImagePullPolicy: corev1.PullAlways,
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
 						Ports: []corev1.ContainerPort{{ContainerPort: 8321}, {Name: "metrics", ContainerPort: 9464}},
 						StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/health", Port: intstr.FromInt32(8321)}},
-							InitialDelaySeconds: 15, TimeoutSeconds: 5, FailureThreshold: 3, SuccessThreshold: 1},
+							InitialDelaySeconds: 15, TimeoutSeconds: 30, FailureThreshold: 3, SuccessThreshold: 1},
 						Env:          env,
 						VolumeMounts: []corev1.VolumeMount{{Name: "ogx-storage", MountPath: "/.ogx"}},
 					}},
@@ -107,7 +126,8 @@ func TestSwitchFromUpstreamOGXTakesItsClaimOver(t *testing.T) {
 	must.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: cr.Name + "-pvc"}, claim))
 
 	predicted, _ := preflightSays(t, "OGXServer "+ns.Name+"/"+cr.Name,
-		"take over   PersistentVolumeClaim "+cr.Name+"-pvc: kept: same claim", "the CR's Deployment "+cr.Name+" mounts it")
+		"take over   PersistentVolumeClaim "+cr.Name+"-pvc: kept: same claim", "the CR's Deployment "+cr.Name+" mounts it",
+		"take over   NetworkPolicy "+cr.Name+"-network-policy:")
 
 	stop := startOperator(t)
 	defer stop()
