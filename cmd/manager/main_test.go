@@ -22,7 +22,9 @@ func TestCommands(t *testing.T) {
 		{[]string{"preflight", "extra"}, 2, "", `preflight takes no arguments, got ["extra"]`},
 		{[]string{"switch-back", "-h"}, 0, "", "-dry-run"},
 		{[]string{"switch-back", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
-		{[]string{"remove-finalizer"}, 2, "", "remove-finalizer needs at least one argument"},
+		{[]string{"remove-finalizer"}, 2, "", "remove-finalizer: name at least one finalizer"},
+		// A flag after a name would be a name: refused, never run for real.
+		{[]string{"remove-finalizer", "example.com/f", "--dry-run"}, 2, "", "flags go before the finalizer names"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Main(c.args, &out, &errOut); code != c.code {

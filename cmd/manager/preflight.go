@@ -45,7 +45,7 @@ func preflightCommand(args []string, stdout, stderr io.Writer) error {
 	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace the operator will run in (its settings ConfigMap)")
 	settingsCM := fs.String("settings-configmap", "ai-stack-operator-config", "the operator's settings ConfigMap in --operator-namespace")
 	namespace := fs.String("namespace", "", "look at the CRs of this namespace only (default: all)")
-	ws, cfg, c, err := clusterCommand(fs, args, stderr, false)
+	ws, cfg, c, err := clusterCommand(fs, args, stderr, nil)
 	if err != nil || c == nil {
 		return err
 	}
@@ -343,9 +343,9 @@ func mergedMap(dst, src map[string]string) map[string]string {
 
 // clusterCommand parses the flags of a command that reads the cluster
 // (with --watches-file) and returns the kinds, the configuration and a
-// client; a nil client without error: -h was asked. withArgs: the command
-// takes one or more arguments after its flags.
-func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, withArgs bool) ([]watches.Watch, *rest.Config, client.Client, error) {
+// client; a nil client without error: -h was asked. checkArgs checks the
+// arguments after the flags, before anything is read; nil: none are taken.
+func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, checkArgs func([]string) error) ([]watches.Watch, *rest.Config, client.Client, error) {
 	fs.SetOutput(stderr)
 	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
 	if err := fs.Parse(args); err != nil {
@@ -355,10 +355,12 @@ func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, withArgs 
 		return nil, nil, nil, errUsage
 	}
 	switch {
-	case withArgs && fs.NArg() == 0:
-		fmt.Fprintf(stderr, "%s needs at least one argument\n", fs.Name())
-		return nil, nil, nil, errUsage
-	case !withArgs && fs.NArg() > 0:
+	case checkArgs != nil:
+		if err := checkArgs(fs.Args()); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+			return nil, nil, nil, errUsage
+		}
+	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "%s takes no arguments, got %q\n", fs.Name(), fs.Args())
 		return nil, nil, nil, errUsage
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -38,7 +39,7 @@ func switchBackCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("switch-back", flag.ContinueOnError)
 	operatorNS := fs.String("operator-namespace", "ai-stack-operator-system", "the namespace this operator ran in (its leader election Lease)")
 	dryRun := fs.Bool("dry-run", false, "print what would be changed, change nothing")
-	ws, _, c, err := clusterCommand(fs, args, stderr, false)
+	ws, _, c, err := clusterCommand(fs, args, stderr, nil)
 	if err != nil || c == nil {
 		return err
 	}
@@ -186,17 +187,11 @@ func (sb *switchBack) finalizer(ctx context.Context, obj client.Object, kind, fi
 func removeFinalizerCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("remove-finalizer", flag.ContinueOnError)
 	dryRun := fs.Bool("dry-run", false, "print what would be changed, change nothing")
-	ws, _, c, err := clusterCommand(fs, args, stderr, true)
+	ws, _, c, err := clusterCommand(fs, args, stderr, finalizerNames)
 	if err != nil || c == nil {
 		return err
 	}
 	names := fs.Args()
-	for _, n := range names {
-		if n == release.Finalizer {
-			fmt.Fprintf(stderr, "%s is this operator's own: switch-back removes it on the way back\n", n)
-			return errUsage
-		}
-	}
 	ctx := context.Background()
 	sb := &switchBack{c: c, out: stdout, dryRun: *dryRun}
 	lists := []func() (string, client.ObjectList){func() (string, client.ObjectList) { return lmv1alpha1.Kind, &lmv1alpha1.LMEvalJobList{} }}
@@ -225,6 +220,24 @@ func removeFinalizerCommand(args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// finalizerNames checks remove-finalizer's arguments: one or more, none a
+// flag (Go's flags end at the first name: "NAME --dry-run" would otherwise
+// remove NAME for real), never this operator's own (switch-back's).
+func finalizerNames(names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("name at least one finalizer")
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "-") {
+			return fmt.Errorf("%s: flags go before the finalizer names (remove-finalizer --dry-run NAME...)", n)
+		}
+		if n == release.Finalizer {
+			return fmt.Errorf("%s is this operator's own: switch-back removes it on the way back", n)
 		}
 	}
 	return nil

@@ -53,8 +53,10 @@ spec:
 // makes them (controllers/tas: service_accounts.go, storage.go,
 // deployment.go, templates/service/*.tmpl.yaml, kube_rbac_proxy_config.go):
 // the CR as controller of each, its five labels with the version 1.39.0 in
-// the Deployment's selector and the internal Service's. Its finalizer is on
-// the CR.
+// the Deployment's selector and the internal Service's; as its running
+// operator was seen to leave them on the local cluster (2026-12-07): no port
+// on the service container, ODH's kube-rbac-proxy image, the two TLS Secrets
+// and the proxy's ConfigMap as volumes. Its finalizer is on the CR.
 func upstreamTASObjects(cr *trustyv1.TrustyAIService) []client.Object {
 	n, ns := cr.Name, cr.Namespace
 	labels := map[string]string{"app": n, "app.kubernetes.io/instance": n, "app.kubernetes.io/name": n, "app.kubernetes.io/part-of": "trustyai", "app.kubernetes.io/version": "1.39.0"}
@@ -110,14 +112,17 @@ func upstreamTASObjects(cr *trustyv1.TrustyAIService) []client.Object {
 						Env: []corev1.EnvVar{{Name: "SERVICE_STORAGE_FORMAT", Value: "PVC"}, {Name: "STORAGE_DATA_FILENAME", Value: "data.csv"},
 							{Name: "STORAGE_DATA_FOLDER", Value: "/inputs"}, {Name: "SERVICE_DATA_FORMAT", Value: "CSV"}, {Name: "QUARKUS_HIBERNATE_ORM_ACTIVE", Value: "false"},
 							{Name: "SERVICE_METRICS_SCHEDULE", Value: "5s"}, {Name: "SERVICE_BATCH_SIZE", Value: "5000"}},
-						Ports:        []corev1.ContainerPort{{ContainerPort: 8080, Name: "http"}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "volume", MountPath: "/inputs"}},
 					}, {
-						Name: "kube-rbac-proxy", Image: "quay.io/brancz/kube-rbac-proxy:v0.18.0",
+						Name: "kube-rbac-proxy", Image: "quay.io/opendatahub/odh-kube-rbac-proxy:odh-stable",
 						Ports: []corev1.ContainerPort{{ContainerPort: 8443, Name: "https"}, {ContainerPort: 9443, Name: "proxy-healthz"}},
 					}},
 					Volumes: []corev1.Volume{{Name: "volume", VolumeSource: corev1.VolumeSource{
-						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: n + "-pvc"}}}},
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: n + "-pvc"}}},
+						{Name: n + "-tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: n + "-tls"}}},
+						{Name: n + "-internal", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: n + "-internal"}}},
+						{Name: "kube-rbac-proxy-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: n + "-kube-rbac-proxy-config"}}}}},
 				},
 			},
 		}},
