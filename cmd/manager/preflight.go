@@ -83,15 +83,8 @@ func preflightCommand(args []string, stdout, stderr io.Writer) error {
 // reports to upstream's operator); the others are kept as they are.
 func (p *preflight) jobs(ctx context.Context) ([]switchover.CR, error) {
 	list := &lmv1alpha1.LMEvalJobList{}
-	var opts []client.ListOption
-	if p.namespace != "" {
-		opts = append(opts, client.InNamespace(p.namespace))
-	}
-	if err := p.c.List(ctx, list, opts...); err != nil {
-		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("list LMEvalJob: %w", err)
+	if _, err := crsOf(ctx, p.c, list, lmv1alpha1.Kind, p.namespace); err != nil {
+		return nil, err
 	}
 	var out []switchover.CR
 	for _, j := range list.Items {
@@ -117,28 +110,16 @@ func (p *preflight) kind(ctx context.Context, w watches.Watch) ([]switchover.CR,
 		return nil, err
 	}
 	m := k.Meta()
-	list := m.NewList()
-	var opts []client.ListOption
-	if p.namespace != "" {
-		opts = append(opts, client.InNamespace(p.namespace))
-	}
-	if err := p.c.List(ctx, list, opts...); err != nil {
-		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("list %s: %w", m.GVK.Kind, err)
+	items, err := crsOf(ctx, p.c, m.NewList(), m.GVK.Kind, p.namespace)
+	if err != nil || len(items) == 0 {
+		return nil, err
 	}
 	chart, err := charts.Load(w.Chart)
 	if err != nil {
 		return nil, err
 	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, err
-	}
 	var out []switchover.CR
-	for _, item := range items {
-		obj := item.(client.Object)
+	for _, obj := range items {
 		obj.GetObjectKind().SetGroupVersionKind(m.GVK)
 		cr := switchover.CR{Kind: m.GVK.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 		for _, f := range obj.GetFinalizers() {
@@ -377,4 +358,29 @@ func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, checkArgs
 		return nil, nil, nil, err
 	}
 	return ws, cfg, c, nil
+}
+
+// crsOf lists the objects of a kind (in namespace ns, "" for all) into list
+// and returns them; none, without error, when the cluster does not serve the
+// kind (its CRD is not installed).
+func crsOf(ctx context.Context, c client.Client, list client.ObjectList, kind, ns string) ([]client.Object, error) {
+	var opts []client.ListOption
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list %s: %w", kind, err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		out = append(out, item.(client.Object))
+	}
+	return out, nil
 }

@@ -105,19 +105,11 @@ func (sb *switchBack) say(format string, args ...any) {
 // kind hands back every CR of one kind, then deletes what the operator wrote
 // outside the CRs' namespaces for the kind.
 func (sb *switchBack) kind(ctx context.Context, m release.Meta, chart *charts.Chart) error {
-	list := m.NewList()
-	if err := sb.c.List(ctx, list); err != nil {
-		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("list %s: %w", m.GVK.Kind, err)
-	}
-	items, err := meta.ExtractList(list)
+	items, err := crsOf(ctx, sb.c, m.NewList(), m.GVK.Kind, "")
 	if err != nil {
 		return err
 	}
-	for _, item := range items {
-		obj := item.(client.Object)
+	for _, obj := range items {
 		sb.crs++
 		if err := sb.finalizer(ctx, obj, m.GVK.Kind, release.Finalizer); err != nil {
 			return err
@@ -204,19 +196,13 @@ func removeFinalizerCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, l := range lists {
 		kind, list := l()
-		if err := c.List(ctx, list); err != nil {
-			if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
-				continue
-			}
-			return fmt.Errorf("list %s: %w", kind, err)
-		}
-		items, err := meta.ExtractList(list)
+		items, err := crsOf(ctx, c, list, kind, "")
 		if err != nil {
 			return err
 		}
 		for _, item := range items {
 			for _, n := range names {
-				if err := sb.finalizer(ctx, item.(client.Object), kind, n); err != nil {
+				if err := sb.finalizer(ctx, item, kind, n); err != nil {
 					return err
 				}
 			}
