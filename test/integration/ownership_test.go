@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -150,28 +149,51 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 	const dead = "00000000-dead-4000-8000-000000000000"
 
 	releases := storage.Init(driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace)))
-	rel, err := releases.Deployed(naming.ReleaseName("llsd", ns, "again"))
+	relName := naming.ReleaseName("llsd", ns, "again")
+	// First the stored manifest names the dead CR, the record still this
+	// one: drift repair, toward that manifest, leaves objects naming the
+	// dead CR as they are.
+	rel, err := releases.Deployed(relName)
 	require.NoError(t, err)
 	require.Contains(t, rel.Manifest, string(cr.UID))
 	rel.Manifest = strings.ReplaceAll(rel.Manifest, string(cr.UID), dead)
-	rel.Labels[release.LabelOwnerUID] = dead
 	require.NoError(t, releases.Update(rel))
 	owned := []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}}
 	names := []string{"again", "again-service", "again-sa"}
-	for i, obj := range owned {
-		// The operator may write the object meanwhile (its status, a
-		// repair): read it again on a conflict.
-		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// Then the objects: a repair under way toward the earlier manifest may
+	// set one back, so each is written until a pass finds all naming the
+	// dead CR.
+	env.Eventually(t, "every object names the dead CR", func() error {
+		var written []string
+		for i, obj := range owned {
 			if err := env.Get(ns, names[i], obj); err != nil {
 				return err
 			}
 			refs := obj.GetOwnerReferences()
 			require.Len(t, refs, 1)
+			if refs[0].UID == dead {
+				continue
+			}
 			refs[0].UID = dead
 			obj.SetOwnerReferences(refs)
-			return k8s.Update(ctx, obj)
-		}))
-	}
+			if err := k8s.Update(ctx, obj); err != nil {
+				return err
+			}
+			written = append(written, names[i])
+		}
+		if len(written) > 0 {
+			return fmt.Errorf("wrote %v", written)
+		}
+		return nil
+	})
+	// Last the record's owner: the dead CR's state is whole, and the test
+	// writes nothing more. (Objects written while the operator upgrades
+	// race its three-way patch, which then drops the dead reference from an
+	// object the test has just given it: no controller at all.)
+	rel, err = releases.Deployed(relName)
+	require.NoError(t, err)
+	rel.Labels[release.LabelOwnerUID] = dead
+	require.NoError(t, releases.Update(rel))
 
 	for i, obj := range owned {
 		env.Eventually(t, names[i]+" names the live CR as its controller", func() error {
