@@ -12,6 +12,7 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -43,6 +44,18 @@ func ServiceAccountKubeconfig(t testing.TB, cfg *rest.Config, ns, sa string) str
 func RunAsCSV(t testing.TB, bin string, csv *operatorsv1alpha1.ClusterServiceVersion, kubeconfig, opNS string, targets []string) (stop func()) {
 	t.Helper()
 	c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+	env := map[string]string{"WATCH_NAMESPACE": strings.Join(targets, ",")}
+	return RunAsContainer(t, bin, c, kubeconfig, opNS, env, "the CSV")
+}
+
+// RunAsContainer runs the operator's binary bin the way a pod runs its
+// container c: its args (bind addresses off: several run on this machine)
+// and env (overrides replacing the values of those it names; POD_NAMESPACE
+// is opNS), with kubeconfig (a ServiceAccount's). stop ends it; a request it
+// logged as forbidden fails the test (what grants the ServiceAccount its
+// permissions, named by grantor, lacks one the code uses).
+func RunAsContainer(t testing.TB, bin string, c corev1.Container, kubeconfig, opNS string, overrides map[string]string, grantor string) (stop func()) {
+	t.Helper()
 	var args []string
 	for _, a := range c.Args {
 		switch {
@@ -55,9 +68,10 @@ func RunAsCSV(t testing.TB, bin string, csv *operatorsv1alpha1.ClusterServiceVer
 	cmd.Dir = Root() // watches.yaml, as the image's working directory holds it
 	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
 	for _, e := range c.Env {
+		v, override := overrides[e.Name]
 		switch {
-		case e.Name == "WATCH_NAMESPACE":
-			cmd.Env = append(cmd.Env, "WATCH_NAMESPACE="+strings.Join(targets, ","))
+		case override:
+			cmd.Env = append(cmd.Env, e.Name+"="+v)
 		case e.Name == "POD_NAMESPACE":
 			cmd.Env = append(cmd.Env, "POD_NAMESPACE="+opNS)
 		case e.ValueFrom == nil:
@@ -84,7 +98,7 @@ func RunAsCSV(t testing.TB, bin string, csv *operatorsv1alpha1.ClusterServiceVer
 		}
 		for _, line := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(line, "forbidden") {
-				t.Errorf("the operator was refused something the CSV should grant: %s", line)
+				t.Errorf("the operator was refused something %s should grant: %s", grantor, line)
 			}
 		}
 	}

@@ -31,7 +31,8 @@ func DocCommands(t testing.TB, doc string) map[string]string {
 
 // RunDocCommand runs the block a document marks with name, as written, with
 // bash in the repository's root against the cluster of kubeconfig, and
-// returns its output; a failure fails the test.
+// returns its output; a failure fails the test. The control plane's
+// binaries (KUBEBUILDER_ASSETS: kubectl among them) come first in its PATH.
 func RunDocCommand(t testing.TB, doc, name, kubeconfig string) string {
 	t.Helper()
 	script, ok := DocCommands(t, doc)[name]
@@ -41,6 +42,9 @@ func RunDocCommand(t testing.TB, doc, name, kubeconfig string) string {
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = Root()
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
+		cmd.Env = append(cmd.Env, "PATH="+assets+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s, block %q:\n%s\nfailed: %v\n%s", doc, name, script, err, out)
