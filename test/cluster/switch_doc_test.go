@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,7 +91,11 @@ func crdAsOLMLeftIt(t *testing.T, name string) (ours string) {
 // CRDs whose fields another manager holds (as OLM leaves them: the apply
 // conflicts without --force-conflicts), and its binary runs as that file's
 // Deployment runs it, with that file's RBAC and admission policies in
-// force; the CR is Ready in `kubectl get` with every object taken over.
+// force; the CR is Ready in `kubectl get` with every object taken over, and
+// one whose Service is a user's is listed among the NameConflict events. The
+// way back: this operator scaled to 0, switch-back, upstream's operators
+// scaled back; the CRs carry no finalizer, their objects upstream's labels,
+// and a CR deleted then goes, its claim stays.
 func TestSwitchAsDocumented(t *testing.T) {
 	ctx := context.Background()
 	kubeconfig := framework.AdminKubeconfig(t, config)
@@ -105,6 +110,14 @@ func TestSwitchAsDocumented(t *testing.T) {
 	must.NoError(t, k8s.Create(ctx, cr))
 	objs := upstreamLLSDObjects(cr)
 	before, dep := serveAsUpstream(t, ns.Name, cr.Name, objs)
+	// A second CR upstream never served, whose Service name a user's
+	// Service holds: it waits, NameConflict.
+	blocked := cr.DeepCopy()
+	blocked.ObjectMeta = metav1.ObjectMeta{Namespace: ns.Name, Name: "in-the-way"}
+	blocked.Spec.Server.Storage = nil
+	must.NoError(t, k8s.Create(ctx, blocked))
+	must.NoError(t, k8s.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: blocked.Name + "-service"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}))
 	ours := crdAsOLMLeftIt(t, "llamastackdistributions.llamastack.io")
 
 	// 1. Stop the upstream operators.
@@ -153,13 +166,18 @@ func TestSwitchAsDocumented(t *testing.T) {
 	}
 	must.NotNil(t, installed, "dist/install.yaml holds the operator's Deployment")
 	pod := installed.Spec.Template.Spec
-	stop := framework.RunAsContainer(t, managerBinary(t), pod.Containers[0],
+	var once sync.Once
+	stopOperator := framework.RunAsContainer(t, managerBinary(t), pod.Containers[0],
 		framework.ServiceAccountKubeconfig(t, config, installed.Namespace, pod.ServiceAccountName), installed.Namespace, nil, "dist/install.yaml")
+	stop := func() { once.Do(stopOperator) }
 	defer stop()
 
-	// 3. Ready, as the administrator watches it.
+	// 3. Ready, as the administrator watches it; the CR whose Service is a
+	// user's is listed as waiting.
 	env.WaitPhase(t, cr, llamav1alpha1.PhaseReady, 0, 1)
+	env.Eventually(t, "the NameConflict event", func() error { return env.HasReason(t, ns.Name, blocked.Name, "NameConflict") })
 	out = framework.RunDocCommand(t, switchDoc, "watch", kubeconfig)
+	t.Logf("watch:\n%s", out)
 	row := ""
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) > 2 && f[0] == ns.Name && (f[1] == cr.Name || strings.HasSuffix(f[1], "/"+cr.Name)) {
@@ -167,10 +185,33 @@ func TestSwitchAsDocumented(t *testing.T) {
 		}
 	}
 	assert.Contains(t, row, "Ready", "kubectl get:\n%s", out)
-	assertTakenOver(t, upstreamLLSDObjects(cr), before, nil)
+	assert.Regexp(t, "(?m)^"+ns.Name+" .*NameConflict .*/"+blocked.Name+" ", out, "the CR waiting on a user's Service is listed")
+	assertTakenOver(t, objs, before, nil)
 	assertRollouts(t, dep, 1)
 
-	// Deleted with this operator running, the CR goes; its claim stays.
+	// The way back: this operator stopped (its pod would end: the binary
+	// ends), the CRs handed back, upstream's operators started again.
+	framework.RunDocCommand(t, switchDoc, "stop-operator", kubeconfig)
+	must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(installed), installed))
+	assert.Equal(t, int32(0), *installed.Spec.Replicas, "this operator scaled to 0")
+	stop()
+	out = framework.RunDocCommand(t, switchDoc, "switch-back", kubeconfig)
+	t.Logf("switch-back:\n%s", framework.Tail(out, 20))
+	for _, o := range []client.Object{cr, blocked} {
+		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o))
+		assert.Empty(t, o.GetFinalizers(), "%s: no finalizer left", o.GetName())
+	}
+	for _, o := range objs {
+		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(o), o))
+		assert.Equal(t, "true", o.GetLabels()["llamastack.io/watch"], "%T %s selected by upstream's cache again", o, o.GetName())
+	}
+	framework.RunDocCommand(t, switchDoc, "start-upstream", kubeconfig)
+	for _, d := range []*appsv1.Deployment{llama, trusty} {
+		must.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(d), d))
+		assert.Equal(t, int32(1), *d.Spec.Replicas, "%s/%s scaled back", d.Namespace, d.Name)
+	}
+
+	// Nothing is stuck: the CR goes, its claim stays.
 	must.NoError(t, k8s.Delete(ctx, cr))
 	env.Eventually(t, "the CR deleted", env.GoneFrom(cr))
 	claim := &corev1.PersistentVolumeClaim{}
