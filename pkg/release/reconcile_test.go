@@ -346,3 +346,26 @@ func TestLoopUninstallsThenLetsGo(t *testing.T) {
 	err = l.client.Get(context.Background(), l.req.NamespacedName, &appsv1.Deployment{})
 	assert.True(t, apierrors.IsNotFound(err), "the finalizer went, and with it the CR: %v", err)
 }
+
+// A deployed release of an earlier CR of the same name (its records carry
+// another UID: the CR was deleted and created again) is upgraded, which
+// renders every object for this CR, rather than repaired toward its stored
+// manifest, which names the dead CR as the objects' controller.
+func TestLoopUpgradesAReleaseOfAnEarlierCR(t *testing.T) {
+	l := newLoop(t)
+	_, err := l.reconcile(t)
+	require.NoError(t, err)
+	require.Equal(t, 1, l.actions.installs)
+	rel, err := l.actions.cfg.Releases.Last("toy-team-a.toy")
+	require.NoError(t, err)
+	require.Equal(t, "uid-1", rel.Labels[LabelOwnerUID])
+	rel.Labels[LabelOwnerUID] = "uid-of-the-dead-cr"
+	require.NoError(t, l.actions.cfg.Releases.Update(rel))
+
+	_, err = l.reconcile(t)
+	require.NoError(t, err)
+	assert.Equal(t, 1, l.actions.upgrades, "upgraded, not repaired toward the dead CR's manifest")
+	rel, err = l.actions.cfg.Releases.Last("toy-team-a.toy")
+	require.NoError(t, err)
+	assert.Equal(t, "uid-1", rel.Labels[LabelOwnerUID])
+}
