@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
