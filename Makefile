@@ -106,6 +106,11 @@ test-fuzz: ## Fuzz CR -> render, the run.yaml emitter, the settings parsers and 
 test-integration: tools build ## Envtest integration (the real manager against a real kube-apiserver and etcd), the local cluster's own test, the fault tests shortened (kills, outages, leader change, soak), LMEvalJob through Kueue (test/kueue, Kueue's CRDs) and real OLM v0 (install/upgrade/uninstall) and v1 (install/upgrade/uninstall) (test/olm): one control plane at a time (-p 1), the operator's binary built once (bin/manager).
 	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$(ASSETS) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/... ./internal/localcluster/... ./test/faults/... ./test/olm/... ./test/kueue/...
 
+.PHONY: test-integration-oldest
+test-integration-oldest: build ## The envtest integration suite (test/integration) against the oldest Kubernetes the operator supports (kube-apiserver v1.30.14, built into bin/k8s by hack/tools.sh oldest: 6 minutes on 2 cores the first time).
+	hack/tools.sh oldest
+	OPERATOR_BINARY=$(BIN)/manager KUBEBUILDER_ASSETS=$$(hack/tools.sh oldest-assets) go test $(GOTESTFLAGS) -p 1 -parallel 8 -timeout 30m -count=1 ./test/integration/...
+
 .PHONY: test-kueue
 test-kueue: tools build ## test/kueue under Kueue's own controller manager (v0.17.0, built into bin/kueue by hack/tools.sh kueue-manager: 345 s on 2 cores the first time, its modules downloaded): admission, quota, placement, deactivation, Finished. Writes Kueue's fixed metrics certificate folder, /etc/kueue/metrics/certs, when empty.
 	hack/tools.sh kueue-manager

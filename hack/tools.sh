@@ -17,6 +17,10 @@
 #                            bin/olmv1 with its CRDs, and bin/oci's registry and push
 #   hack/tools.sh kueue      copy Kueue's CRDs (kueue v0.17.0's source) into bin/kueue/crds
 #   hack/tools.sh kueue-manager   and build Kueue's controller manager, bin/kueue/kueue
+#   hack/tools.sh oldest     build the oldest Kubernetes the operator supports
+#                            (kube-apiserver and etcd) into bin/k8s/$oldest_version,
+#                            for make test-integration-oldest
+#   hack/tools.sh oldest-assets   print that folder
 #
 # Nothing is downloaded from anywhere but the Go module proxy.
 set -euo pipefail
@@ -25,6 +29,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
 k8s_version=v1.34.2
 assets="$bin/k8s/$k8s_version"
+# The oldest Kubernetes the operator supports (the CSV's minKubeVersion, the
+# charts' kubeVersion, README): the envtest integration suite runs against
+# its kube-apiserver (make test-integration-oldest).
+oldest_version=v1.30.14
+oldest="$bin/k8s/$oldest_version"
 
 cache="${AI_STACK_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ai-stack-operator/tools}"
 
@@ -178,8 +187,21 @@ olmv1_source() {
   mv "$bin/olmv1/build.mod.$$" "$bin/olmv1/build.mod" && mv "$bin/olmv1/build.sum.$$" "$bin/olmv1/build.sum"
 }
 
+# oldest_tools: kube-apiserver of the oldest supported Kubernetes
+# (hack/tools/kube-apiserver-oldest, 6 minutes on 2 cores the first time)
+# beside the same etcd as the current control plane's.
+oldest_tools() {
+  local minor=${oldest_version#v1.}
+  minor=${minor%%.*}
+  build etcd "$oldest/etcd" go.etcd.io/etcd/server/v3
+  build kube-apiserver-oldest "$oldest/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+    "-X k8s.io/component-base/version.gitVersion=$oldest_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+}
+
 case "${1:-all}" in
   assets) echo "$assets"; exit 0 ;;
+  oldest-assets) echo "$oldest"; exit 0 ;;
+  oldest) oldest_tools; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
   opm) opm_tools; exit 0 ;;
   olm) olm_tools; exit 0 ;;
@@ -187,7 +209,7 @@ case "${1:-all}" in
   kueue) kueue_crds; exit 0 ;;
   kueue-manager) kueue_crds; build kueue "$bin/kueue/kueue" sigs.k8s.io/kueue/cmd/kueue; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1|kueue|kueue-manager]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
 esac
 
 k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"

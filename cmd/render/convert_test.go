@@ -96,16 +96,16 @@ func TestUpstreamOGXServersRenderOffline(t *testing.T) {
 }
 
 // Every sample renders at the oldest Kubernetes the CSV admits
-// (minKubeVersion 1.27.0), and not below it (the charts' kubeVersion).
+// (minKubeVersion 1.30.0), and not below it (the charts' kubeVersion).
 func TestSamplesRenderAtTheMinimumKubeVersion(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*_*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
-		_, errOut, code := renderFile(t, f, "--kube-version", "v1.27.0")
-		assert.Equal(t, 0, code, "%s at 1.27: %s", filepath.Base(f), errOut)
+		_, errOut, code := renderFile(t, f, "--kube-version", "v1.30.0")
+		assert.Equal(t, 0, code, "%s at 1.30: %s", filepath.Base(f), errOut)
 	}
-	_, errOut, code := renderFile(t, files[0], "--kube-version", "v1.26.0")
+	_, errOut, code := renderFile(t, files[0], "--kube-version", "v1.29.0")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "kubeVersion")
 }

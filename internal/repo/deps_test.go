@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,4 +64,29 @@ func TestDependencyUpdatesKeepKubernetesTogether(t *testing.T) {
 		}
 	}
 	t.Error("renovate.json has no rule grouping k8s.io/** with sigs.k8s.io/controller-runtime")
+}
+
+// The oldest Kubernetes the operator claims (the CSV's minKubeVersion) is the
+// one make test-integration-oldest runs the integration suite against
+// (hack/tools.sh's oldest_version): a claim is tested, not made.
+func TestOldestSupportedKubernetesIsTested(t *testing.T) {
+	tools, err := os.ReadFile(filepath.Join(root, "hack", "tools.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^oldest_version=v(\d+\.\d+)\.\d+$`).FindSubmatch(tools)
+	if m == nil {
+		t.Fatal("hack/tools.sh sets no oldest_version=vX.Y.Z")
+	}
+	csv, err := os.ReadFile(filepath.Join(root, "config", "manifests", "bases", "ai-stack-operator.clusterserviceversion.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	min := regexp.MustCompile(`(?m)^  minKubeVersion: (\d+\.\d+)\.\d+$`).FindSubmatch(csv)
+	if min == nil {
+		t.Fatal("the CSV sets no minKubeVersion")
+	}
+	if string(m[1]) != string(min[1]) {
+		t.Errorf("the CSV claims Kubernetes %s and later, the oldest tested is %s", min[1], m[1])
+	}
 }

@@ -66,8 +66,8 @@ func TestBundleValidates(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, b.CSV)
 	min := committedCSV(t).Spec.MinKubeVersion
-	require.Equal(t, "1.27.0", min)
-	for minor := 27; minor <= 34; minor++ {
+	require.Equal(t, "1.30.0", min)
+	for minor := 30; minor <= 34; minor++ {
 		v := fmt.Sprintf("1.%d", minor)
 		t.Run(v, func(t *testing.T) {
 			var problems []string
