@@ -5,6 +5,7 @@ package repo
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -89,4 +90,42 @@ func TestOldestSupportedKubernetesIsTested(t *testing.T) {
 	if string(m[1]) != string(min[1]) {
 		t.Errorf("the CSV claims Kubernetes %s and later, the oldest tested is %s", min[1], m[1])
 	}
+}
+
+// controller-runtime is of the release the k8s.io modules are on: each of
+// its minors is made and tested for one Kubernetes release (its own go.mod
+// says which), and a skew (v0.22 over client-go v0.35) is unsupported.
+func TestControllerRuntimeIsMadeForTheKubernetesRelease(t *testing.T) {
+	ours := requirements(t, filepath.Join(root, "go.mod"))
+	out, err := exec.Command("go", "list", "-m", "-json", "sigs.k8s.io/controller-runtime").Output()
+	if err != nil {
+		t.Fatalf("go list -m sigs.k8s.io/controller-runtime: %v", err)
+	}
+	var mod struct{ Version, GoMod string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	theirs := requirements(t, mod.GoMod)
+	minor := func(v string) string { return strings.Join(strings.SplitN(v, ".", 3)[:2], ".") }
+	if a, b := minor(ours["k8s.io/client-go"]), minor(theirs["k8s.io/client-go"]); a != b {
+		t.Errorf("controller-runtime %s is made for client-go %s.x, the module requires %s", mod.Version, b, ours["k8s.io/client-go"])
+	}
+}
+
+// requirements are a go.mod's required modules and their versions.
+func requirements(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := modfile.Parse(path, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range f.Require {
+		out[r.Mod.Path] = r.Mod.Version
+	}
+	return out
 }
