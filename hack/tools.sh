@@ -27,7 +27,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
-k8s_version=v1.34.2
+k8s_version=v1.35.4
 assets="$bin/k8s/$k8s_version"
 # The oldest Kubernetes the operator supports (the CSV's minKubeVersion, the
 # charts' kubeVersion, README): the envtest integration suite runs against
@@ -212,7 +212,9 @@ case "${1:-all}" in
   *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
 esac
 
-k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34 -X k8s.io/component-base/version.gitTreeState=clean"
+k8s_minor=${k8s_version#v1.}
+k8s_minor=${k8s_minor%%.*}
+k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor -X k8s.io/component-base/version.gitTreeState=clean"
 build etcd "$assets/etcd" go.etcd.io/etcd/server/v3
 build kube-apiserver "$assets/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
 build kube-apiserver "$assets/kubectl" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"

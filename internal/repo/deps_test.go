@@ -129,3 +129,21 @@ func requirements(t *testing.T, path string) map[string]string {
 	}
 	return out
 }
+
+// The local cluster every test runs on (hack/tools.sh's k8s_version) is of
+// the minor of the client-go the operator is built with: the newest
+// Kubernetes the operator supports is the one it is tested and built for.
+func TestLocalClusterIsOfTheClientsMinor(t *testing.T) {
+	tools, err := os.ReadFile(filepath.Join(root, "hack", "tools.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^k8s_version=v1\.(\d+)\.\d+$`).FindSubmatch(tools)
+	if m == nil {
+		t.Fatal("hack/tools.sh sets no k8s_version=v1.Y.Z")
+	}
+	client := requirements(t, filepath.Join(root, "go.mod"))["k8s.io/client-go"]
+	if want := "v0." + string(m[1]) + "."; !strings.HasPrefix(client, want) {
+		t.Errorf("the local cluster is Kubernetes 1.%s, client-go is %s", m[1], client)
+	}
+}
