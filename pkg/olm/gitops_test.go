@@ -61,7 +61,14 @@ func wave(t *testing.T, b []byte) string {
 func TestGitOpsExamples(t *testing.T) {
 	csv := committedCSV(t)
 	op := build(t, "operator")
-	require.Len(t, op, 4)
+	// The OLM objects, and config/policy's policies with their bindings
+	// (a bundle cannot carry them).
+	policies := build(t, "../policy")
+	require.NotEmpty(t, policies)
+	require.Len(t, op, 4+len(policies))
+	for key, b := range policies {
+		assert.Equal(t, string(b), string(op[key]), "%s in config/gitops/operator as config/policy has it", key)
+	}
 	ns := &corev1.Namespace{}
 	strict(t, op["Namespace/ai-stack-operator-system"], ns)
 	cs := &operatorsv1alpha1.CatalogSource{}
