@@ -49,8 +49,10 @@ func Objects(t testing.TB, stream []byte) []*unstructured.Unstructured {
 	return out
 }
 
-// ApplyAsDocumented applies the objects unchanged: by server-side apply
-// (`kubectl apply --server-side`), or by creating what does not exist (what
+// ApplyAsDocumented applies the objects unchanged: by server-side apply as
+// kubectl does it (`kubectl apply --server-side`: field manager kubectl, no
+// --force-conflicts, so a field another manager holds is a conflict, as the
+// user would see), or by creating what does not exist (what
 // a client-side `kubectl apply` does to a new object). At the test's end it
 // deletes what it created, but never a CustomResourceDefinition or a
 // Namespace.
@@ -71,7 +73,7 @@ func ApplyAsDocumented(t testing.TB, c client.Client, objs []*unstructured.Unstr
 		}
 		switch {
 		case serverSide:
-			err = c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("kubectl"), client.ForceOwnership)
+			err = c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("kubectl"))
 		case missing:
 			err = c.Create(ctx, o.DeepCopy())
 		default:
