@@ -22,20 +22,11 @@ const root = "../.."
 // apimachinery of another is a skew nobody supports, and controller-runtime
 // is made for one release.
 func TestKubernetesModulesAreOnOneRelease(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := modfile.Parse("go.mod", b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	versions := map[string][]string{}
-	for _, r := range f.Require {
-		p := r.Mod.Path
+	for p, v := range requirements(t, filepath.Join(root, "go.mod")) {
 		// kube-openapi and utils have no releases (pseudo-versions).
 		if strings.HasPrefix(p, "k8s.io/") && p != "k8s.io/kube-openapi" && p != "k8s.io/utils" && p != "k8s.io/klog/v2" {
-			versions[r.Mod.Version] = append(versions[r.Mod.Version], p)
+			versions[v] = append(versions[v], p)
 		}
 	}
 	if len(versions) != 1 {
@@ -71,14 +62,7 @@ func TestDependencyUpdatesKeepKubernetesTogether(t *testing.T) {
 // one make test-integration-oldest runs the integration suite against
 // (hack/tools.sh's oldest_version): a claim is tested, not made.
 func TestOldestSupportedKubernetesIsTested(t *testing.T) {
-	tools, err := os.ReadFile(filepath.Join(root, "hack", "tools.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^oldest_version=v(\d+\.\d+)\.\d+$`).FindSubmatch(tools)
-	if m == nil {
-		t.Fatal("hack/tools.sh sets no oldest_version=vX.Y.Z")
-	}
+	oldest := toolsMinor(t, "oldest_version")
 	csv, err := os.ReadFile(filepath.Join(root, "config", "manifests", "bases", "ai-stack-operator.clusterserviceversion.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,8 +71,8 @@ func TestOldestSupportedKubernetesIsTested(t *testing.T) {
 	if min == nil {
 		t.Fatal("the CSV sets no minKubeVersion")
 	}
-	if string(m[1]) != string(min[1]) {
-		t.Errorf("the CSV claims Kubernetes %s and later, the oldest tested is %s", min[1], m[1])
+	if "1."+oldest != string(min[1]) {
+		t.Errorf("the CSV claims Kubernetes %s and later, the oldest tested is 1.%s", min[1], oldest)
 	}
 }
 
@@ -134,16 +118,24 @@ func requirements(t *testing.T, path string) map[string]string {
 // the minor of the client-go the operator is built with: the newest
 // Kubernetes the operator supports is the one it is tested and built for.
 func TestLocalClusterIsOfTheClientsMinor(t *testing.T) {
+	minor := toolsMinor(t, "k8s_version")
+	client := requirements(t, filepath.Join(root, "go.mod"))["k8s.io/client-go"]
+	if !strings.HasPrefix(client, "v0."+minor+".") {
+		t.Errorf("the local cluster is Kubernetes 1.%s, client-go is %s", minor, client)
+	}
+}
+
+// toolsMinor is the minor of the Kubernetes version hack/tools.sh sets in
+// the variable name (name=v1.Y.Z).
+func toolsMinor(t *testing.T, name string) string {
+	t.Helper()
 	tools, err := os.ReadFile(filepath.Join(root, "hack", "tools.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^k8s_version=v1\.(\d+)\.\d+$`).FindSubmatch(tools)
+	m := regexp.MustCompile(`(?m)^` + name + `=v1\.(\d+)\.\d+$`).FindSubmatch(tools)
 	if m == nil {
-		t.Fatal("hack/tools.sh sets no k8s_version=v1.Y.Z")
+		t.Fatalf("hack/tools.sh sets no %s=v1.Y.Z", name)
 	}
-	client := requirements(t, filepath.Join(root, "go.mod"))["k8s.io/client-go"]
-	if want := "v0." + string(m[1]) + "."; !strings.HasPrefix(client, want) {
-		t.Errorf("the local cluster is Kubernetes 1.%s, client-go is %s", m[1], client)
-	}
+	return string(m[1])
 }
