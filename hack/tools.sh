@@ -27,7 +27,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin="$root/bin"
-k8s_version=v1.35.4
+k8s_version=v1.37.2
 assets="$bin/k8s/$k8s_version"
 # The oldest Kubernetes the operator supports (the CSV's minKubeVersion, the
 # charts' kubeVersion, README): the envtest integration suite runs against

@@ -117,7 +117,7 @@ func (a *Admission) Admit(ctx context.Context, u *unstructured.Unstructured) err
 
 	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(u, v.namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.UnstructuredContent(), v.validator)...)
-	errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, v.structural, false)...)
+	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, v.structural, false)...)
 	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.structural, u.Object)...)
 	if len(errs) == 0 {
 		// The server runs CEL rules only on objects that pass the schema.

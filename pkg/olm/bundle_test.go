@@ -60,14 +60,14 @@ func validatorResults(t *testing.T, b *manifests.Bundle, k8sVersion string) []er
 }
 
 // The committed bundle passes every validator with zero errors and zero
-// warnings, for each Kubernetes minor from the CSV's minKubeVersion to 1.35.
+// warnings, for each Kubernetes minor from the CSV's minKubeVersion to 1.37.
 func TestBundleValidates(t *testing.T) {
 	b, err := manifests.GetBundleFromDir(filepath.Join(root, "bundle", "manifests"))
 	require.NoError(t, err)
 	require.NotNil(t, b.CSV)
 	min := committedCSV(t).Spec.MinKubeVersion
 	require.Equal(t, "1.30.0", min)
-	for minor := 30; minor <= 35; minor++ {
+	for minor := 30; minor <= 37; minor++ {
 		v := fmt.Sprintf("1.%d", minor)
 		t.Run(v, func(t *testing.T) {
 			var problems []string

@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultKubeVersion is the Kubernetes version assumed offline.
-const DefaultKubeVersion = "v1.35.0"
+const DefaultKubeVersion = "v1.37.0"
 
 // OpenShiftAPIVersions are the API groups an OpenShift cluster adds that the charts look for.
 var OpenShiftAPIVersions = []string{"route.openshift.io/v1", "route.openshift.io/v1/Route", "security.openshift.io/v1", "security.openshift.io/v1/SecurityContextConstraints"}
