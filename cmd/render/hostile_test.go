@@ -130,15 +130,23 @@ func walk(t reflect.Type, path []string, types []reflect.Type, seen map[reflect.
 }
 
 func jsonName(f reflect.StructField) (string, bool) {
-	tag := f.Tag.Get("json")
-	name, opts, _ := strings.Cut(tag, ",")
-	if strings.Contains(opts, "inline") {
+	name, inline := jsonInline(f)
+	if inline {
 		return "", true
 	}
 	if name == "" {
 		return f.Name, false
 	}
 	return name, false
+}
+
+// jsonInline is a field's JSON name, and whether encoding/json inlines it:
+// marked inline (",inline", as apimachinery writes it), or an embedded
+// struct without a name (k8s.io/api v0.37 tags Volume's VolumeSource and
+// the key selectors' LocalObjectReference `json:""`).
+func jsonInline(f reflect.StructField) (string, bool) {
+	name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name, strings.Contains(opts, "inline") || (f.Anonymous && name == "")
 }
 
 func clone(p []string) []string { return append([]string(nil), p...) }
@@ -177,9 +185,9 @@ func fill(t reflect.Type, depth int) any {
 		}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			name, opts, _ := strings.Cut(tag, ",")
-			if strings.Contains(opts, "inline") {
+			name, inline := jsonInline(f)
+			_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if inline {
 				if inner, ok := fill(f.Type, depth+1).(map[string]any); ok {
 					for k, v := range inner {
 						m[k] = v
