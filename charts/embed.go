@@ -11,8 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
@@ -37,7 +38,7 @@ type Chart struct {
 
 // Load loads the embedded chart of the given name (a folder under charts/).
 func Load(name string) (*Chart, error) {
-	var buffered []*loader.BufferedFile
+	var buffered []*archive.BufferedFile
 	err := fs.WalkDir(files, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -49,7 +50,7 @@ func Load(name string) (*Chart, error) {
 		if err != nil {
 			return err
 		}
-		buffered = append(buffered, &loader.BufferedFile{Name: strings.TrimPrefix(p, name+"/"), Data: data})
+		buffered = append(buffered, &archive.BufferedFile{Name: strings.TrimPrefix(p, name+"/"), Data: data})
 		return nil
 	})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -65,9 +65,16 @@ func (v *Violation) Error() string {
 
 // Annotations Helm reads from rendered objects.
 const (
-	annotationHook           = "helm.sh/hook"
-	annotationResourcePolicy = "helm.sh/resource-policy"
+	annotationHook = "helm.sh/hook"
+	// AnnotationResourcePolicy "keep" keeps an object when its CR goes.
+	AnnotationResourcePolicy = "helm.sh/resource-policy"
 )
+
+// Kept says whether annotations keep an object when its CR goes
+// (helm.sh/resource-policy: keep, as Helm reads it).
+func Kept(annotations map[string]string) bool {
+	return strings.ToLower(strings.TrimSpace(annotations[AnnotationResourcePolicy])) == "keep"
+}
 
 // Check parses a manifest and checks every object against the policy. It
 // returns the objects, sorted by kind and name, or the first violation.
@@ -120,7 +127,7 @@ type head struct {
 }
 
 func (h head) object() Object {
-	return Object{APIVersion: h.apiVersion, Kind: h.kind, Namespace: h.namespace, Name: h.name, Keep: h.annotations[annotationResourcePolicy] == "keep"}
+	return Object{APIVersion: h.apiVersion, Kind: h.kind, Namespace: h.namespace, Name: h.name, Keep: Kept(h.annotations)}
 }
 
 func (p Policy) check(heads []head) ([]Object, error) {

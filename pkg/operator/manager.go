@@ -219,7 +219,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	for _, m := range ms {
 		prefixes[m.GVK.Kind] = m.ReleasePrefix
 	}
-	actions, err := release.NewActionClientGetter(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace, prefixes)
+	releases, err := release.NewReleases(mgr.GetConfig(), mgr.GetRESTMapper(), o.OperatorNamespace, prefixes)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 			release.WithClient(mgr.GetClient()),
 			release.WithKind(k),
 			release.WithChart(c),
-			release.WithActionClientGetter(actions),
+			release.WithReleases(releases),
 			release.WithEventRecorder(deps.Recorder),
 			release.WithMaxReleaseHistory(w.MaxReleaseHistory),
 			release.WithReconcilePeriod(w.Period()),

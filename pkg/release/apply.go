@@ -11,12 +11,9 @@ import (
 	"strings"
 	"time"
 
-	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/postrender"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -60,10 +57,9 @@ func ownership(m Meta, obj client.Object, relName string) guard.Ownership {
 	return own
 }
 
-// gated is the operator's gate, which replaces the post-renderer
-// helm-operator-plugins sets (owner references; the gate sets them itself).
-func (r *Reconciler) gated(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) postrender.PostRenderer {
-	return helm.NewGate(ac.Config(), r.policy(obj), r.ownership(obj, relName), obj, r.meta.GVK, helm.RecordCheck(obj, relName, r.chart.Chart, vals))
+// gate is the operator's gate for an install or upgrade of the CR's release.
+func (r *Reconciler) gate(hc *helm.Client, obj client.Object, relName string, vals map[string]any) *helm.Gate {
+	return &helm.Gate{Kube: hc.Kube, Policy: hc.Policy, Ownership: hc.Ownership, Owner: obj, OwnerKind: r.meta.GVK, Record: helm.RecordCheck(obj, relName, r.chart.Chart, vals)}
 }
 
 // failed turns a failed Helm action into a status failure: problems the user
@@ -105,33 +101,26 @@ func (r *Reconciler) valuesDigest(vals map[string]any) string {
 // repair checks the stored manifest the same way before it writes.
 // apply installs or upgrades the release, or repairs its objects when it is
 // in sync, and returns the release when it is then deployed.
-func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any) (*helmrelease.Release, *status.Failure, error) {
+func (r *Reconciler) apply(ctx context.Context, hc *helm.Client, obj client.Object, relName string, vals map[string]any) (*helmrelease.Release, *status.Failure, error) {
 	// Whose release this is: the storage serves a CR its own records only,
 	// and the sweep removes records whose CR is gone.
 	owner := helm.OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix)
 	labels := owner.Labels()
 	labels[LabelManaged], labels[LabelChartDigest] = "true", r.chart.Digest[:32]
-	if r.helmCaps != nil {
-		caps, err := r.helmCaps()
-		if err != nil {
-			return nil, nil, err
-		}
-		ac.Config().Capabilities = caps
-	}
-	last, err := ac.Get(relName)
-	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+	last, err := hc.Store.Last(relName)
+	if err != nil && !errors.Is(err, helm.ErrReleaseNotFound) {
 		return nil, &status.Failure{Reason: status.ReasonReleaseUnreadable, Message: err.Error()}, fmt.Errorf("read release %s: %w", relName, err)
 	}
 	// Drift is repaired toward a release of this very CR only: a release of
 	// an earlier CR of the same name (its objects name a dead owner, which the
 	// garbage collector deletes) is upgraded, rendering every object again.
-	if last != nil && last.Info.Status == helmrelease.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] && owner.Current(last.Labels) {
+	if last != nil && last.Info.Status == rcommon.StatusDeployed && reflect.DeepEqual(last.Config, vals) && last.Labels[LabelChartDigest] == labels[LabelChartDigest] && owner.Current(last.Labels) {
 		revision := fmt.Sprintf("%s/%d/%s", relName, last.Version, labels[LabelChartDigest])
 		if r.drift.unchanged(obj.GetUID(), revision, r.cachedVersion(ctx)) {
 			return last, nil, nil
 		}
 		seen := &checkedCopies{}
-		repaired, err := helm.RepairDrift(ac.Config(), last.Manifest, r.policy(obj), r.ownership(obj, relName), r.checkedCopies(ctx, seen))
+		repaired, err := helm.RepairDrift(ctx, hc.Kube, last.Manifest, r.policy(obj), r.ownership(obj, relName), r.checkedCopies(ctx, seen))
 		if err == nil && len(repaired) == 0 && seen.complete {
 			r.drift.remember(obj.GetUID(), revision, seen.objects)
 		} else {
@@ -158,15 +147,15 @@ func (r *Reconciler) apply(ctx context.Context, ac helmclient.ActionInterface, o
 		f   *status.Failure
 	)
 	if last == nil {
-		rel, f, err = r.install(ac, obj, relName, vals, labels)
+		rel, f, err = r.install(ctx, hc, obj, relName, vals, labels)
 		if err == nil && f == nil && rel != nil {
 			err = r.sweepUnrendered(ctx, obj, relName, rel.Manifest)
 		}
 	} else {
-		rel, f, err = r.upgrade(ac, obj, relName, vals, labels, last)
+		rel, f, err = r.upgrade(ctx, hc, obj, relName, vals, labels, last)
 	}
 	r.refusals.remember(obj.GetUID(), digest, f)
-	if rel != nil && rel.Info.Status != helmrelease.StatusDeployed {
+	if rel != nil && rel.Info.Status != rcommon.StatusDeployed {
 		rel = nil
 	}
 	return rel, f, err
@@ -242,25 +231,10 @@ func (r *Reconciler) failedUnlessNil(obj client.Object, reason, relName string, 
 	return r.failed(obj, reason, relName, err)
 }
 
-func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string) (*helmrelease.Release, *status.Failure, error) {
-	rel, err := ac.Install(relName, obj.GetNamespace(), r.chart.Chart, vals, func(i *action.Install) error {
-		i.Labels = labels
-		// The API server validates what it is sent; Helm's client-side
-		// validation would download the cluster's OpenAPI document each time.
-		i.DisableOpenAPIValidation = true
-		// checkValues validated the values with the schema compiled once.
-		i.SkipSchemaValidation = r.schema != nil
-		// Hooks skip the post-renderer, so the gate would not see them; the
-		// charts have none, and none may run.
-		i.DisableHooks = true
-		i.PostRenderer = r.gated(ac, obj, relName, vals)
-		return nil
-	})
+func (r *Reconciler) install(ctx context.Context, hc *helm.Client, obj client.Object, relName string, vals map[string]any, labels map[string]string) (*helmrelease.Release, *status.Failure, error) {
+	rel, err := hc.Install(ctx, r.action(hc, obj, relName, vals, labels))
 	if err != nil {
-		f, err := r.failed(obj, status.ReasonInstallFailed, relName, err)
-		return nil, f, err
-	}
-	if f, err := r.recorded(ac, obj, relName); err != nil {
+		f, err := r.failedAction(obj, status.ReasonInstallFailed, relName, err)
 		return nil, f, err
 	}
 	// A new CR's install is in its status (Reconciled, Ready), not in an
@@ -277,58 +251,47 @@ func (r *Reconciler) install(ac helmclient.ActionInterface, obj client.Object, r
 	return rel, nil, nil
 }
 
-func (r *Reconciler) upgrade(ac helmclient.ActionInterface, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *helmrelease.Release) (*helmrelease.Release, *status.Failure, error) {
-	if st := last.Info.Status; st.IsPending() || st == helmrelease.StatusUninstalling {
-		if age := r.now().Sub(last.Info.LastDeployed.Time); age < r.pendingGrace() {
+func (r *Reconciler) upgrade(ctx context.Context, hc *helm.Client, obj client.Object, relName string, vals map[string]any, labels map[string]string, last *helmrelease.Release) (*helmrelease.Release, *status.Failure, error) {
+	if st := last.Info.Status; st.IsPending() || st == rcommon.StatusUninstalling {
+		if age := r.now().Sub(last.Info.LastDeployed); age < r.pendingGrace() {
 			return nil, &status.Failure{Reason: status.ReasonReleaseBusy, Message: fmt.Sprintf("release %s revision %d has been %s for %s; it is left alone for %s in case another operation is still running, then marked failed and upgraded", relName, last.Version, st, age.Round(time.Second), r.pendingGrace())}, nil
 		}
 		// A killed operator leaves the release locked; Helm refuses every
 		// action until it is marked failed, after which it upgrades cleanly.
-		last.Info.Status = helmrelease.StatusFailed
+		last.Info.Status = rcommon.StatusFailed
 		last.Info.Description = fmt.Sprintf("left %s by an interrupted operation; marked failed by %s", st, ManagedBy)
-		if err := ac.Config().Releases.Update(last); err != nil {
+		if err := hc.Store.Update(last); err != nil {
 			return nil, &status.Failure{Reason: status.ReasonReleaseLocked, Message: err.Error()}, fmt.Errorf("repair release %s: %w", relName, err)
 		}
 		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ReleaseRepaired", "release %s revision %d was left %s by an interrupted operation; marked failed and upgrading", relName, last.Version, st)
 	}
-	rel, err := ac.Upgrade(relName, obj.GetNamespace(), r.chart.Chart, vals, func(u *action.Upgrade) error {
-		u.MaxHistory = r.maxHistory
-		u.Labels = labels
-		u.DisableOpenAPIValidation = true
-		u.SkipSchemaValidation = r.schema != nil
-		u.DisableHooks = true
-		u.PostRenderer = r.gated(ac, obj, relName, vals)
-		return nil
-	})
-	if kc, ok := ac.Config().KubeClient.(*helm.KubeClient); ok && len(kc.Left()) > 0 {
-		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: the spec no longer renders them, and they were not created by the operator for this resource", strings.Join(kc.Left(), ", "))
+	rel, res, err := hc.Upgrade(ctx, r.action(hc, obj, relName, vals, labels), last)
+	if len(res.Left) > 0 {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: the spec no longer renders them, and they were not created by the operator for this resource", strings.Join(res.Left, ", "))
 	}
 	if err != nil {
-		f, err := r.failed(obj, status.ReasonUpgradeFailed, relName, err)
-		return nil, f, err
-	}
-	if f, err := r.recorded(ac, obj, relName); err != nil {
+		f, err := r.failedAction(obj, status.ReasonUpgradeFailed, relName, err)
 		return nil, f, err
 	}
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, "Upgraded", "upgraded release %s to revision %d", rel.Name, rel.Version)
 	return rel, nil, nil
 }
 
-// recorded checks that Helm stored the record of the install or upgrade
-// it reported: Helm logs a failed write of it and succeeds. Objects applied
-// without their record are a failure, retried with backoff (the next
-// install adopts them).
-func (r *Reconciler) recorded(ac helmclient.ActionInterface, obj client.Object, relName string) (*status.Failure, error) {
-	d, ok := ac.Config().Releases.Driver.(*helm.HeldPending)
-	if !ok {
-		return nil, nil
+// action is an install or upgrade of the CR's release with the values.
+func (r *Reconciler) action(hc *helm.Client, obj client.Object, relName string, vals map[string]any, labels map[string]string) helm.Action {
+	return helm.Action{Name: relName, Namespace: obj.GetNamespace(), Chart: r.chart.Chart, Values: vals, Labels: labels, Gate: r.gate(hc, obj, relName, vals), MaxHistory: r.maxHistory}
+}
+
+// failedAction is failed for an install or upgrade; objects applied whose
+// record was not stored are their own failure, retried with backoff (the
+// next install adopts them).
+func (r *Reconciler) failedAction(obj client.Object, reason, relName string, err error) (*status.Failure, error) {
+	var nr *helm.NotRecorded
+	if errors.As(err, &nr) {
+		r.recorder.Eventf(obj, corev1.EventTypeWarning, status.ReasonReleaseNotRecorded, "release %s: the objects were applied but their record was not stored: %v", relName, nr.Err)
+		return &status.Failure{Reason: status.ReasonReleaseNotRecorded, Message: fmt.Sprintf("the objects of release %s were applied but its record was not stored (%v); retrying", relName, nr.Err)}, err
 	}
-	err := d.WriteFailure()
-	if err == nil {
-		return nil, nil
-	}
-	r.recorder.Eventf(obj, corev1.EventTypeWarning, status.ReasonReleaseNotRecorded, "release %s: the objects were applied but their record was not stored: %v", relName, err)
-	return &status.Failure{Reason: status.ReasonReleaseNotRecorded, Message: fmt.Sprintf("the objects of release %s were applied but its record was not stored (%v); retrying", relName, err)}, err
+	return r.failed(obj, reason, relName, err)
 }
 
 // uninstall removes what the release created and its records, then the
@@ -338,16 +301,15 @@ func (r *Reconciler) recorded(ac helmclient.ActionInterface, obj client.Object, 
 // namespace (whatever a stored manifest says), never when the chart keeps it
 // (helm.sh/resource-policy: keep), and with its UID as a precondition, so
 // that what is deleted is exactly what was checked.
-func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmclient.ActionInterface, relName string) error {
+func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, hc *helm.Client, relName string) error {
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return nil
 	}
-	cfg := ac.Config()
-	history, err := cfg.Releases.History(relName)
-	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+	history, err := hc.Store.History(relName)
+	if err != nil && !errors.Is(err, helm.ErrReleaseNotFound) {
 		return fmt.Errorf("read release %s: %w", relName, err)
 	}
-	deleted, left, err := helm.DeleteReleaseObjects(cfg, history, r.policy(obj), r.ownership(obj, relName))
+	deleted, left, err := helm.DeleteReleaseObjects(ctx, hc.Kube, history, hc.Policy, hc.Ownership)
 	if len(left) > 0 {
 		r.recorder.Eventf(obj, corev1.EventTypeWarning, "ObjectsLeft", "left %s: not created by the operator for this resource", strings.Join(left, ", "))
 	}
@@ -355,7 +317,7 @@ func (r *Reconciler) uninstall(ctx context.Context, obj client.Object, ac helmcl
 		return fmt.Errorf("uninstall release %s: %w", relName, err)
 	}
 	for _, rel := range history {
-		if _, err := cfg.Releases.Delete(rel.Name, rel.Version); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+		if _, err := hc.Store.Delete(rel.Name, rel.Version); err != nil && !errors.Is(err, helm.ErrReleaseNotFound) {
 			return fmt.Errorf("delete release %s revision %d: %w", rel.Name, rel.Version, err)
 		}
 	}

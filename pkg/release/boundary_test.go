@@ -83,15 +83,39 @@ func TestPurePackagesImportNoControllerRuntime(t *testing.T) {
 func TestTheOperatorLinksNoAPIServer(t *testing.T) {
 	var found []string
 	for _, d := range deps(t, module+"/cmd/manager") {
-		if d == "k8s.io/apiserver/pkg/endpoints/deprecation" {
-			continue // a table of API versions, through Helm's linter (helm.sh/helm/v3/pkg/action)
-		}
 		if strings.HasPrefix(d, "k8s.io/apiserver/") || strings.HasPrefix(d, "k8s.io/apiextensions-apiserver/pkg/apiserver") || strings.HasPrefix(d, "github.com/google/cel-go/") {
 			found = append(found, d)
 		}
 	}
 	if len(found) > 0 {
 		t.Errorf("cmd/manager links %d API server packages, e.g. %s", len(found), found[0])
+	}
+}
+
+// The operator's binary links what it runs (issue 47): Helm's chart engine
+// and release format, not its action client, kube client, storage drivers,
+// chart downloader or registry client, and none of what they bring: no OCI
+// registry client, no containerd, no kubectl or cli-runtime, no SQL driver,
+// no Helm 3 and no helm-operator-plugins.
+func TestTheOperatorLinksWhatItRuns(t *testing.T) {
+	forbidden := []string{
+		"helm.sh/helm/v3/", "github.com/operator-framework/helm-operator-plugins/",
+		"helm.sh/helm/v4/pkg/action", "helm.sh/helm/v4/pkg/kube", "helm.sh/helm/v4/pkg/storage",
+		"helm.sh/helm/v4/pkg/downloader", "helm.sh/helm/v4/pkg/registry", "helm.sh/helm/v4/pkg/getter",
+		"oras.land/", "github.com/containerd/", "k8s.io/cli-runtime/", "k8s.io/kubectl/",
+		"github.com/jmoiron/sqlx", "github.com/lib/pq", "github.com/rubenv/sql-migrate",
+	}
+	var found []string
+	for _, d := range deps(t, module+"/cmd/manager") {
+		for _, f := range forbidden {
+			if strings.HasPrefix(d, f) {
+				found = append(found, d)
+				break
+			}
+		}
+	}
+	if len(found) > 0 {
+		t.Errorf("cmd/manager links %d packages it does not run: %s", len(found), strings.Join(found, ", "))
 	}
 }
 

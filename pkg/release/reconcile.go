@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/chart/common"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -56,7 +54,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	// Typed objects read from a cache carry no TypeMeta; owner references need it.
 	obj.GetObjectKind().SetGroupVersionKind(r.meta.GVK)
 	relName := helm.OwnerOf(obj, r.meta.GVK.Kind, r.meta.ReleasePrefix).Release
-	ac, err := r.actionClient(ctx, obj, relName)
+	hc, err := r.releaseClient(obj, relName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -84,30 +82,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}()
 
 	if deleting {
-		return r.reconcileDelete(ctx, obj, ac, relName, p)
+		return r.reconcileDelete(ctx, obj, hc, relName, p)
 	}
-	return ctrl.Result{}, r.reconcileNormal(ctx, obj, ac, relName, p)
+	return ctrl.Result{}, r.reconcileNormal(ctx, obj, hc, relName, p)
 }
 
-// actionClient is the Helm action client of the CR, with the operator's
-// kube client (deletes by the ownership rule, the reachability check
-// cached): the getter builds a configuration per call, and the policy and
-// ownership are the CR's, so it is installed on every reconcile.
-func (r *Reconciler) actionClient(ctx context.Context, obj client.Object, relName string) (helmclient.ActionInterface, error) {
-	ac, err := r.actions.ActionClientFor(ctx, obj)
+// releaseClient is the client of the CR's release for this reconcile: its
+// records, its policy and ownership, and the cluster's capabilities.
+func (r *Reconciler) releaseClient(obj client.Object, relName string) (*helm.Client, error) {
+	hc, err := r.releases.For(obj, r.meta.GVK.Kind)
 	if err != nil {
-		return nil, fmt.Errorf("helm action client: %w", err)
+		return nil, fmt.Errorf("release client: %w", err)
 	}
-	if kc, ok := ac.Config().KubeClient.(*helmkube.Client); ok {
-		ac.Config().KubeClient = helm.NewKubeClient(kc, &r.reachable, r.policy(obj), r.ownership(obj, relName))
+	hc.Policy, hc.Ownership = r.policy(obj), r.ownership(obj, relName)
+	hc.Caps = common.DefaultCapabilities
+	if r.helmCaps != nil {
+		caps, err := r.helmCaps()
+		if err != nil {
+			return nil, err
+		}
+		hc.Caps = caps
 	}
-	return ac, nil
+	return hc, nil
 }
 
 // reconcileDelete uninstalls the release; the finalizer holds until it is
 // gone, and meanwhile the CR says why (phase Terminating).
-func (r *Reconciler) reconcileDelete(ctx context.Context, obj client.Object, ac helmclient.ActionInterface, relName string, p *pass) (ctrl.Result, error) {
-	err := r.uninstall(ctx, obj, ac, relName)
+func (r *Reconciler) reconcileDelete(ctx context.Context, obj client.Object, hc *helm.Client, relName string, p *pass) (ctrl.Result, error) {
+	err := r.uninstall(ctx, obj, hc, relName)
 	switch {
 	case apierrors.IsConflict(err):
 		return ctrl.Result{Requeue: true}, nil
@@ -121,7 +123,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, obj client.Object, ac 
 // reconcileNormal renders and applies the chart for the spec, and learns
 // what Status needs. It returns an error to retry with backoff; a problem
 // the user or the administrator fixes is an Observation.Failure instead.
-func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, ac helmclient.ActionInterface, relName string, p *pass) error {
+func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, hc *helm.Client, relName string, p *pass) error {
 	kind := r.meta.GVK.Kind
 	start := time.Now()
 	inputs, err := r.kind.Gather(ctx, obj)
@@ -144,7 +146,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, ac 
 	case err != nil:
 		return err
 	default:
-		current, applyErr, err = r.prepareApplyFinish(ctx, obj, ac, relName, inputs, vals, p)
+		current, applyErr, err = r.prepareApplyFinish(ctx, obj, hc, relName, inputs, vals, p)
 		if err != nil {
 			return err
 		}
@@ -155,13 +157,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, ac 
 	// (a failure, or nothing applied) the records are asked.
 	deployed, err := current, error(nil)
 	if deployed == nil {
-		deployed, err = ac.Config().Releases.Deployed(relName)
+		deployed, err = hc.Store.Deployed(relName)
 	}
 	switch {
 	case err == nil:
 		p.obs.Applied = true
 		p.obs.Objects = r.manifests.objects(deployed.Manifest)
-	case !errors.Is(err, driver.ErrNoDeployedReleases) && !errors.Is(err, driver.ErrReleaseNotFound):
+	case !errors.Is(err, helm.ErrNoDeployedReleases) && !errors.Is(err, helm.ErrReleaseNotFound):
 		return errors.Join(applyErr, fmt.Errorf("read release %s: %w", relName, err))
 	case p.obs.Failure != nil:
 		// Nothing deployed, and the manifest refused for objects in its
@@ -181,7 +183,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, ac 
 // the CR's objects (Finish: bindings, wiring), which waits until they passed
 // the gate. It returns the deployed release, an apply error (retried after
 // the status is written) and an error to retry at once.
-func (r *Reconciler) prepareApplyFinish(ctx context.Context, obj client.Object, ac helmclient.ActionInterface, relName string, inputs any, vals map[string]any, p *pass) (*helmrelease.Release, error, error) {
+func (r *Reconciler) prepareApplyFinish(ctx context.Context, obj client.Object, hc *helm.Client, relName string, inputs any, vals map[string]any, p *pass) (*helmrelease.Release, error, error) {
 	kind := r.meta.GVK.Kind
 	start := time.Now()
 	f, err := outsideHelm(r.kind.Prepare(ctx, obj, inputs))
@@ -191,7 +193,7 @@ func (r *Reconciler) prepareApplyFinish(ctx context.Context, obj client.Object, 
 		return nil, nil, err
 	}
 	start = time.Now()
-	current, f, applyErr := r.apply(ctx, ac, obj, relName, vals)
+	current, f, applyErr := r.apply(ctx, hc, obj, relName, vals)
 	timePhase(kind, PhaseApply, start)
 	p.obs.Failure = f
 	if current == nil || f != nil || applyErr != nil {

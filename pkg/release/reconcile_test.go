@@ -2,27 +2,31 @@ package release
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"io"
 	"testing"
 	"time"
 
-	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,74 +38,79 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
-// The loop's unit tests: the reconciler with a fake Helm action client (an
-// in-memory release store, a kube client that applies nothing) and a fake
-// API client, for a toy kind whose CRs are Deployments (a namespaced type
-// with a status subresource). What Helm and the API server do is tested in
-// test/integration; here it is the order of the phases, what reaches
+// The loop's unit tests: the reconciler with its release client over fake
+// clients (release records in a fake clientset, objects in a fake dynamic
+// client that keeps what is applied) and a fake API client, for a toy kind
+// whose CRs are Deployments (a namespaced type with a status subresource)
+// and whose chart renders one Service. What the API server does is tested
+// in test/integration; here it is the order of the phases, what reaches
 // Status, what is written and what is returned.
 
-// fakeActions is a Helm action client over an in-memory release store.
-type fakeActions struct {
-	cfg                *action.Configuration
+// fakeReleases are the release clients over fake clients: installs and
+// upgrades are counted as the records they create, and applyErr fails
+// every apply.
+type fakeReleases struct {
+	records            *k8sfake.Clientset
+	objects            *dynamicfake.FakeDynamicClient
 	installs, upgrades int
-	installErr         error
+	applyErr           error
 }
 
-func newFakeActions() *fakeActions {
-	return &fakeActions{cfg: &action.Configuration{Releases: storage.Init(driver.NewMemory()), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard}}}
+func newFakeReleases() *fakeReleases {
+	f := &fakeReleases{records: k8sfake.NewClientset(), objects: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())}
+	f.records.PrependReactor("create", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		cm, ok := a.(k8stesting.CreateAction).GetObject().(*corev1.ConfigMap)
+		switch {
+		case !ok:
+		case cm.Labels["version"] == "1":
+			f.installs++
+		default:
+			f.upgrades++
+		}
+		return false, nil, nil
+	})
+	f.objects.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.PatchAction)
+		if p.GetPatchType() != types.ApplyPatchType {
+			return false, nil, nil
+		}
+		if f.applyErr != nil {
+			return true, nil, f.applyErr
+		}
+		u := &unstructured.Unstructured{}
+		if err := json.Unmarshal(p.GetPatch(), &u.Object); err != nil {
+			return true, nil, err
+		}
+		tracker := f.objects.Tracker()
+		if _, err := tracker.Get(p.GetResource(), p.GetNamespace(), p.GetName()); err == nil {
+			return true, u, tracker.Update(p.GetResource(), u, p.GetNamespace())
+		}
+		return true, u, tracker.Create(p.GetResource(), u, p.GetNamespace())
+	})
+	return f
 }
 
-func (f *fakeActions) ActionClientFor(context.Context, client.Object) (helmclient.ActionInterface, error) {
-	return f, nil
+// releases are the reconciler's release clients over the fakes.
+func (f *fakeReleases) releases() *Releases {
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Service"), meta.RESTScopeNamespace)
+	return NewReleasesFor(f.objects, mapper, f.records.CoreV1().ConfigMaps("ops"), map[string]string{"Deployment": "toy"})
 }
-func (f *fakeActions) Config() *action.Configuration { return f.cfg }
-func (f *fakeActions) Get(name string, _ ...helmclient.GetOption) (*helmrelease.Release, error) {
-	return f.cfg.Releases.Last(name)
+
+// storage is Helm 4's own storage of the records.
+func (f *fakeReleases) storage() *storage.Storage {
+	return storage.Init(driver.NewConfigMaps(f.records.CoreV1().ConfigMaps("ops")))
 }
-func (f *fakeActions) History(name string, _ ...helmclient.HistoryOption) ([]*helmrelease.Release, error) {
-	return f.cfg.Releases.History(name)
+
+// last is the release's latest record, as Helm reads it.
+func (f *fakeReleases) last(t *testing.T, name string) *helmrelease.Release {
+	t.Helper()
+	r, err := f.storage().Last(name)
+	require.NoError(t, err)
+	rel, ok := r.(*helmrelease.Release)
+	require.True(t, ok)
+	return rel
 }
-func (f *fakeActions) Install(name, ns string, c *chart.Chart, vals map[string]any, opts ...helmclient.InstallOption) (*helmrelease.Release, error) {
-	f.installs++
-	if f.installErr != nil {
-		return nil, f.installErr
-	}
-	i := &action.Install{}
-	for _, o := range opts {
-		if err := o(i); err != nil {
-			return nil, err
-		}
-	}
-	rel := &helmrelease.Release{Name: name, Namespace: ns, Version: 1, Chart: c, Config: vals, Labels: i.Labels,
-		Manifest: "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: " + name + "\n",
-		Info:     &helmrelease.Info{Status: helmrelease.StatusDeployed}}
-	return rel, f.cfg.Releases.Create(rel)
-}
-func (f *fakeActions) Upgrade(name, ns string, c *chart.Chart, vals map[string]any, opts ...helmclient.UpgradeOption) (*helmrelease.Release, error) {
-	f.upgrades++
-	u := &action.Upgrade{}
-	for _, o := range opts {
-		if err := o(u); err != nil {
-			return nil, err
-		}
-	}
-	last, err := f.cfg.Releases.Last(name)
-	if err != nil {
-		return nil, err
-	}
-	last.Info.Status = helmrelease.StatusSuperseded
-	if err := f.cfg.Releases.Update(last); err != nil {
-		return nil, err
-	}
-	rel := &helmrelease.Release{Name: name, Namespace: ns, Version: last.Version + 1, Chart: c, Config: vals, Labels: u.Labels,
-		Manifest: last.Manifest, Info: &helmrelease.Info{Status: helmrelease.StatusDeployed}}
-	return rel, f.cfg.Releases.Create(rel)
-}
-func (f *fakeActions) Uninstall(string, ...helmclient.UninstallOption) (*helmrelease.UninstallReleaseResponse, error) {
-	return nil, errors.New("the reconciler uninstalls by itself")
-}
-func (f *fakeActions) Reconcile(*helmrelease.Release) error { return nil }
 
 // toyKind serves Deployments as CRs: the values are the replicas; Status
 // keeps what it was told and writes a Reconciled condition.
@@ -128,7 +137,7 @@ func (k *toyKind) Gather(_ context.Context, d *appsv1.Deployment) (*toyInputs, e
 }
 func (k *toyKind) Values(_ *appsv1.Deployment, in *toyInputs) (map[string]any, error) {
 	k.calls = append(k.calls, "values")
-	return map[string]any{"replicas": int(in.replicas)}, nil
+	return Values(map[string]any{"replicas": in.replicas})
 }
 func (k *toyKind) Prepare(context.Context, *appsv1.Deployment, *toyInputs) error {
 	k.calls = append(k.calls, "prepare")
@@ -164,7 +173,7 @@ func (k *toyKind) Conditions(d *appsv1.Deployment) []metav1.Condition {
 type loop struct {
 	r        *Reconciler
 	kind     *toyKind
-	actions  *fakeActions
+	actions  *fakeReleases
 	client   client.Client
 	events   *record.FakeRecorder
 	statuses int
@@ -176,15 +185,16 @@ func newLoop(t *testing.T) *loop {
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	cr := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "toy", UID: "uid-1", Generation: 1}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)}}
-	l := &loop{kind: &toyKind{}, actions: newFakeActions(), events: record.NewFakeRecorder(100), req: ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cr)}}
+	l := &loop{kind: &toyKind{}, actions: newFakeReleases(), events: record.NewFakeRecorder(100), req: ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cr)}}
 	l.client = fake.NewClientBuilder().WithScheme(scheme).WithObjects(cr).WithStatusSubresource(cr).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			l.statuses++
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		}}).Build()
-	toy := &charts.Chart{Chart: &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "toy", Version: "0.1.0"}}, Digest: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Kinds: []schema.GroupKind{{Kind: "Service"}}}
+	service := "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n  namespace: {{ .Release.Namespace }}\nspec:\n  ports:\n  - port: {{ .Values.replicas }}\n"
+	toy := &charts.Chart{Chart: &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "toy", Version: "0.1.0"}, Templates: []*common.File{{Name: "templates/service.yaml", Data: []byte(service)}}}, Digest: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Kinds: []schema.GroupKind{{Kind: "Service"}}}
 	r, err := NewReconciler(WithClient(l.client), WithKind(Register[*appsv1.Deployment, *toyInputs](l.kind)), WithChart(toy),
-		WithActionClientGetter(l.actions), WithEventRecorder(l.events), WithReconcilePeriod(10*time.Minute))
+		WithReleases(l.actions.releases()), WithEventRecorder(l.events), WithReconcilePeriod(10*time.Minute))
 	require.NoError(t, err)
 	l.r = r
 	return l
@@ -291,7 +301,7 @@ func TestLoopPassesAFailureThroughUnchanged(t *testing.T) {
 // without a status write.
 func TestLoopRetriesWhatTheUserDoesNotFix(t *testing.T) {
 	l := newLoop(t)
-	l.actions.installErr = errors.New("connection reset")
+	l.actions.applyErr = errors.New("connection reset")
 	res, err := l.reconcile(t)
 	require.ErrorContains(t, err, "connection reset")
 	assert.Equal(t, ctrl.Result{}, res, "backoff, not the period")
@@ -341,8 +351,10 @@ func TestLoopUninstallsThenLetsGo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ctrl.Result{}, res)
 	assert.Equal(t, []string{"cleanup"}, l.kind.calls)
-	_, err = l.actions.cfg.Releases.History("toy-team-a.toy")
+	_, err = l.actions.storage().History("toy-team-a.toy")
 	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "the records are gone")
+	_, err = l.actions.objects.Resource(corev1.SchemeGroupVersion.WithResource("services")).Namespace("team-a").Get(context.Background(), "toy-team-a.toy", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "and the objects: %v", err)
 	err = l.client.Get(context.Background(), l.req.NamespacedName, &appsv1.Deployment{})
 	assert.True(t, apierrors.IsNotFound(err), "the finalizer went, and with it the CR: %v", err)
 }
@@ -356,16 +368,13 @@ func TestLoopUpgradesAReleaseOfAnEarlierCR(t *testing.T) {
 	_, err := l.reconcile(t)
 	require.NoError(t, err)
 	require.Equal(t, 1, l.actions.installs)
-	rel, err := l.actions.cfg.Releases.Last("toy-team-a.toy")
-	require.NoError(t, err)
+	rel := l.actions.last(t, "toy-team-a.toy")
 	require.Equal(t, "uid-1", rel.Labels[LabelOwnerUID])
 	rel.Labels[LabelOwnerUID] = "uid-of-the-dead-cr"
-	require.NoError(t, l.actions.cfg.Releases.Update(rel))
+	require.NoError(t, l.actions.storage().Update(rel))
 
 	_, err = l.reconcile(t)
 	require.NoError(t, err)
 	assert.Equal(t, 1, l.actions.upgrades, "upgraded, not repaired toward the dead CR's manifest")
-	rel, err = l.actions.cfg.Releases.Last("toy-team-a.toy")
-	require.NoError(t, err)
-	assert.Equal(t, "uid-1", rel.Labels[LabelOwnerUID])
+	assert.Equal(t, "uid-1", l.actions.last(t, "toy-team-a.toy").Labels[LabelOwnerUID])
 }

@@ -7,12 +7,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	libhandler "github.com/operator-framework/operator-lib/handler"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/chart/common"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +27,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release/internal/helm"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/resource"
 )
 
 const (
@@ -62,14 +59,14 @@ type Reconciler struct {
 	meta        Meta
 	chart       *charts.Chart
 	schema      *helm.ValuesSchema
-	actions     helmclient.ActionClientGetter
+	releases    *helm.Factory
 	recorder    record.EventRecorder
 	maxHistory  int
 	period      time.Duration
 	grace       time.Duration
 	concurrency int
 	now         func() metav1.Time
-	helmCaps    func() (*chartutil.Capabilities, error)
+	helmCaps    func() (*common.Capabilities, error)
 	caps        func() (Capabilities, error)
 	capsPeriod  time.Duration
 	namespaces  []string
@@ -80,9 +77,6 @@ type Reconciler struct {
 	statuses  statusCache
 	manifests manifestCache
 	drift     driftCache
-	// reachable caches when Helm's reachability check last passed (Unix
-	// nanoseconds), for every CR's kube client (helm.KubeClient).
-	reachable atomic.Int64
 	// partial are the owned types the cache holds partly; fullCopies the
 	// others, by kind.
 	partial    []client.Object
@@ -101,9 +95,9 @@ func WithKind(k Registered) Option { return func(r *Reconciler) { r.kind = k } }
 // WithChart sets the chart the kind renders through.
 func WithChart(c *charts.Chart) Option { return func(r *Reconciler) { r.chart = c } }
 
-// WithActionClientGetter sets the Helm action client getter.
-func WithActionClientGetter(g helmclient.ActionClientGetter) Option {
-	return func(r *Reconciler) { r.actions = g }
+// WithReleases sets the factory of the CRs' release clients.
+func WithReleases(f *Releases) Option {
+	return func(r *Reconciler) { r.releases = f.factory }
 }
 
 // WithEventRecorder sets the event recorder.
@@ -152,11 +146,11 @@ func WithPartialCopies(types ...client.Object) Option {
 
 // WithHelmCapabilities hands Helm the cluster's capabilities instead of
 // letting it discover every API group on each install and upgrade.
-func WithHelmCapabilities(f func() (*chartutil.Capabilities, error)) Option {
+func WithHelmCapabilities(f func() (*common.Capabilities, error)) Option {
 	return func(r *Reconciler) { r.helmCaps = f }
 }
 
-// NewReconciler builds a Reconciler; client, kind, chart, action client getter
+// NewReconciler builds a Reconciler; client, kind, chart, release clients
 // and event recorder are required.
 func NewReconciler(opts ...Option) (*Reconciler, error) {
 	r := &Reconciler{maxHistory: 3, concurrency: 1, now: metav1.Now}
@@ -170,8 +164,8 @@ func NewReconciler(opts ...Option) (*Reconciler, error) {
 		return nil, errors.New("reconciler: a kind is required")
 	case r.chart == nil:
 		return nil, errors.New("reconciler: a chart is required")
-	case r.actions == nil:
-		return nil, errors.New("reconciler: an action client getter is required")
+	case r.releases == nil:
+		return nil, errors.New("reconciler: the release clients are required (WithReleases)")
 	case r.recorder == nil:
 		return nil, errors.New("reconciler: an event recorder is required")
 	}
@@ -219,15 +213,16 @@ type checkedCopies struct {
 
 // checkedCopies reads an object of a release from the cache for drift
 // repair (nil: repair reads it from the API server) and notes it in seen.
-func (r *Reconciler) checkedCopies(ctx context.Context, seen *checkedCopies) func(*resource.Info) runtime.Object {
+func (r *Reconciler) checkedCopies(ctx context.Context, seen *checkedCopies) func(*helm.Object) runtime.Object {
 	seen.complete = true
-	return func(info *resource.Info) runtime.Object {
-		obj := r.fromCache(ctx, info.Mapping.GroupVersionKind, info.Namespace, info.Name)
+	return func(o *helm.Object) runtime.Object {
+		gvk := o.Mapping.GroupVersionKind
+		obj := r.fromCache(ctx, gvk, o.GetNamespace(), o.GetName())
 		if obj == nil {
 			seen.complete = false
 			return nil
 		}
-		seen.objects = append(seen.objects, checkedObject{gvk: info.Mapping.GroupVersionKind, namespace: info.Namespace, name: info.Name, resourceVersion: obj.GetResourceVersion()})
+		seen.objects = append(seen.objects, checkedObject{gvk: gvk, namespace: o.GetNamespace(), name: o.GetName(), resourceVersion: obj.GetResourceVersion()})
 		return obj
 	}
 }

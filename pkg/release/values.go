@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release/internal/helm"
@@ -26,11 +27,25 @@ func Values(v any) (map[string]any, error) {
 	return out, nil
 }
 
-// NewActionClientGetter returns the Helm action clients of the operator's
-// releases: records as ConfigMaps in operatorNamespace, each CR's storage
-// holding its own records only (prefixes are the kinds' release prefixes,
-// by kind), the field manager ManagedBy, no rollback of a failed upgrade
-// (pkg/release/internal/helm).
-func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string, prefixes map[string]string) (helmclient.ActionClientGetter, error) {
-	return helm.NewActionClientGetter(cfg, mapper, operatorNamespace, prefixes)
+// Releases makes the clients of the operator's releases: records as
+// ConfigMaps in the operator's namespace, each CR's store holding its own
+// records only, objects applied server-side under the field manager
+// ManagedBy, no rollback of a failed upgrade (pkg/release/internal/helm).
+type Releases struct {
+	factory *helm.Factory
+}
+
+// NewReleases is the release clients of the kinds whose release prefixes
+// are given (by kind), with records in operatorNamespace.
+func NewReleases(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string, prefixes map[string]string) (*Releases, error) {
+	f, err := helm.NewFactory(cfg, mapper, operatorNamespace, prefixes)
+	if err != nil {
+		return nil, err
+	}
+	return &Releases{factory: f}, nil
+}
+
+// NewReleasesFor is NewReleases over given clients (tests).
+func NewReleasesFor(dyn dynamic.Interface, mapper meta.RESTMapper, records corev1client.ConfigMapInterface, prefixes map[string]string) *Releases {
+	return &Releases{factory: helm.NewFactoryFor(dyn, mapper, records, prefixes)}
 }

@@ -1,18 +1,22 @@
 // Package render renders an embedded chart offline, exactly as the operator's
-// Helm install or upgrade would, minus the owner references that are only
-// known against a live object. It backs cmd/render and the golden tests.
+// install or upgrade renders it, minus the owner references that are only
+// known against a live object. It backs cmd/render, the golden tests and the
+// operator's own releases (Manifest).
 package render
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
+	"unicode"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chartv2util "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 )
 
 // DefaultKubeVersion is the Kubernetes version assumed offline.
@@ -31,40 +35,71 @@ type Options struct {
 	APIVersions []string
 }
 
-// Render renders the chart with the values and returns the manifest as Helm
-// would store it in the release: documents in Helm's install order.
+// Render renders the chart with the values and returns the manifest as the
+// operator stores it in the release: documents in Helm's install order. The
+// values are checked against the chart's schema.
 func Render(c *chart.Chart, vals map[string]any, opts Options) (string, error) {
 	kv := opts.KubeVersion
 	if kv == "" {
 		kv = DefaultKubeVersion
 	}
-	kubeVersion, err := chartutil.ParseKubeVersion(kv)
+	kubeVersion, err := common.ParseKubeVersion(kv)
 	if err != nil {
 		return "", fmt.Errorf("kube version %q: %w", kv, err)
 	}
-	cfg := &action.Configuration{
-		Releases: storage.Init(driver.NewMemory()),
-		Log:      func(string, ...any) {},
-	}
-	install := action.NewInstall(cfg)
-	install.DryRun = true
-	install.ClientOnly = true
-	install.ReleaseName = opts.ReleaseName
-	install.Namespace = opts.Namespace
-	install.KubeVersion = kubeVersion
-	install.DisableHooks = true
-	install.IncludeCRDs = false
 	apis := append([]string(nil), opts.APIVersions...)
 	sort.Strings(apis)
-	install.APIVersions = chartutil.VersionSet(apis)
-
-	rel, err := install.Run(c, vals)
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kubeVersion
+	caps.APIVersions = append(caps.APIVersions, apis...)
+	m, err := Manifest(c, vals, opts.ReleaseName, opts.Namespace, caps, true)
 	if err != nil {
 		return "", err
 	}
-	if len(rel.Hooks) > 0 {
-		// The operator runs no hooks, and hooks would bypass its guard.
-		return "", fmt.Errorf("the chart rendered %d Helm hooks (the first: %s); the operator runs none", len(rel.Hooks), rel.Hooks[0].Path)
+	return strings.TrimLeft(m, "\n"), nil
+}
+
+// Manifest renders the chart for a release as Helm's install does: the
+// chart's kubeVersion checked against caps, the values coalesced with the
+// chart's (and checked against its schema when validate is set), the
+// templates rendered, NOTES.txt left out, and the documents in Helm's
+// install order, each under a "# Source:" line. The operator runs no Helm
+// hooks: a chart that renders one is refused.
+func Manifest(c *chart.Chart, vals map[string]any, name, namespace string, caps *common.Capabilities, validate bool) (string, error) {
+	if c.Metadata.KubeVersion != "" && !chartv2util.IsCompatibleRange(c.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return "", fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, caps.KubeVersion.String())
 	}
-	return strings.TrimLeft(rel.Manifest, "\n"), nil
+	if err := chartv2util.ProcessDependencies(c, vals); err != nil {
+		return "", err
+	}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(c, vals, common.ReleaseOptions{Name: name, Namespace: namespace, Revision: 1, IsInstall: true}, caps, !validate)
+	if err != nil {
+		return "", err
+	}
+	files, err := engine.Render(c, top)
+	if err != nil {
+		return "", err
+	}
+	for k := range files {
+		if path.Base(k) == "NOTES.txt" {
+			delete(files, k)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return "", err
+	}
+	if len(hooks) > 0 {
+		// The operator runs no hooks, and hooks would bypass its gate.
+		return "", fmt.Errorf("the chart rendered %d Helm hooks (the first: %s); the operator runs none", len(hooks), hooks[0].Path)
+	}
+	var b strings.Builder
+	for _, m := range manifests {
+		// Each document without its trailing white space, as Helm 3 wrote
+		// it (Helm 4 keeps it): what earlier versions stored and applied,
+		// so that a ConfigMap ending in a block scalar keeps its content
+		// (and the pods that mount it their hash) across the move.
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, strings.TrimRightFunc(m.Content, unicode.IsSpace))
+	}
+	return b.String(), nil
 }

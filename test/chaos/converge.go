@@ -8,8 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,6 +25,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/subset"
+	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
 
 // Checker tells whether the CRs of some namespaces have converged.
@@ -153,9 +153,9 @@ func (k Checker) unsettled(generation, observed int64, phase, ready string) stri
 // revision, and notes those objects in expected.
 func (k Checker) release(ctx context.Context, c cr, expected map[string]bool) ([]string, error) {
 	what := fmt.Sprintf("%s %s/%s", c.kind, c.ns, c.name)
-	store := driver.NewConfigMaps(k.Clientset.CoreV1().ConfigMaps(k.OperatorNamespace))
+	store := framework.NewRecords(k.Clientset, k.OperatorNamespace)
 	rels, err := store.Query(map[string]string{"owner": "helm", "name": naming.ReleaseName(c.prefix, c.ns, c.name)})
-	if errors.Is(err, driver.ErrReleaseNotFound) {
+	if errors.Is(err, framework.ErrReleaseNotFound) {
 		return []string{what + ": no release record"}, nil
 	}
 	if err != nil {

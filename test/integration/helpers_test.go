@@ -91,13 +91,14 @@ func (l *requestLog) writesAbout(ns string, mark int) []string {
 
 // kindsOfWrites counts, among writesAbout's, the events and the creates of
 // objects of the namespace (rendered or the CA bundle; not the release
-// record, named "<prefix>-<namespace>.<name>").
+// record, named "<prefix>-<namespace>.<name>"): a POST, or the server-side
+// apply that creates a rendered object (force=true: the release client's).
 func kindsOfWrites(writes []string, ns string) (events, creates int) {
 	for _, w := range writes {
 		switch {
 		case strings.Contains(w, "/events"):
 			events++
-		case strings.HasPrefix(w, "POST ") && !strings.Contains(w, "-"+ns+"."):
+		case (strings.HasPrefix(w, "POST ") || strings.HasPrefix(w, "PATCH ") && strings.Contains(w, "force=true")) && !strings.Contains(w, "-"+ns+"."):
 			creates++
 		}
 	}

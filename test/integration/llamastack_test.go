@@ -9,9 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -324,12 +322,13 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 
 	// Play an operator killed in the middle of an upgrade: the latest
 	// revision is left pending-upgrade, which blocks every Helm action.
-	store := driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace))
-	rel, err := store.Get(releaseKey(ns, "stuck", 1))
+	store := framework.NewRecords(clientset, operatorNamespace)
+	relName := naming.ReleaseName("llsd", ns, "stuck")
+	rel, err := store.Get(relName, 1)
 	require.NoError(t, err)
-	rel.Info.Status = helmrelease.StatusPendingUpgrade
-	rel.Info.LastDeployed = helmtime.Time{Time: time.Now()}
-	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), rel))
+	rel.Info.Status = rcommon.StatusPendingUpgrade
+	rel.Info.LastDeployed = time.Now()
+	require.NoError(t, store.Update(rel))
 
 	cr := &llamav1alpha1.LlamaStackDistribution{}
 	require.NoError(t, env.Get(ns, "stuck", cr))
@@ -349,13 +348,13 @@ func TestPendingReleaseIsRepaired(t *testing.T) {
 		return nil
 	})
 	time.Sleep(5 * reconcilePeriod)
-	pending, err := store.Get(releaseKey(ns, "stuck", 1))
+	pending, err := store.Get(relName, 1)
 	require.NoError(t, err)
-	assert.Equal(t, helmrelease.StatusPendingUpgrade, pending.Info.Status, "a pending release younger than the grace period is not touched")
+	assert.Equal(t, rcommon.StatusPendingUpgrade, pending.Info.Status, "a pending release younger than the grace period is not touched")
 
 	// One left pending longer than the grace period is a killed operator's.
-	pending.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-10 * time.Minute)}
-	require.NoError(t, store.Update(releaseKey(ns, "stuck", 1), pending))
+	pending.Info.LastDeployed = time.Now().Add(-10 * time.Minute)
+	require.NoError(t, store.Update(pending))
 
 	dep := &appsv1.Deployment{}
 	env.Eventually(t, "the upgrade to go through", func() error {

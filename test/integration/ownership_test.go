@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -148,7 +146,7 @@ func TestRecreatedCRTakesItsObjectsOver(t *testing.T) {
 	cr := waitCondition(t, ns, "again", status.TypeReconciled, metav1.ConditionTrue, "ReleaseApplied")
 	const dead = "00000000-dead-4000-8000-000000000000"
 
-	releases := storage.Init(driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace)))
+	releases := framework.NewRecords(clientset, operatorNamespace)
 	relName := naming.ReleaseName("llsd", ns, "again")
 	// First the stored manifest names the dead CR, the record still this
 	// one: drift repair, toward that manifest, leaves objects naming the

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -93,7 +91,7 @@ func TestStoredReleaseIsGuardedBeforeDriftRepair(t *testing.T) {
 
 	// Append an object in namespace B to the deployed release, as main's
 	// operator stored it for an injected CR.
-	releases := storage.Init(driver.NewConfigMaps(clientset.CoreV1().ConfigMaps(operatorNamespace)))
+	releases := framework.NewRecords(clientset, operatorNamespace)
 	rel, err := releases.Deployed(naming.ReleaseName("llsd", nsA, "stored"))
 	require.NoError(t, err)
 	rel.Manifest += "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny-all\n  namespace: " + nsB + "\nspec:\n  podSelector: {}\n"

@@ -1,31 +1,32 @@
 package helm
 
 import (
-	"context"
 	"fmt"
 
-	helmclient "github.com/operator-framework/helm-operator-plugins/pkg/client"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// NewActionClientGetter returns Helm action clients that keep every release
-// record as a ConfigMap in the operator's namespace (the operator needs no
-// Secret permission, and a tenant cannot edit the records its CR is applied
-// from), apply with the field manager ManagedBy, and never roll back a
-// failed upgrade (it stays failed, reported in status, and is retried with
-// backoff instead of looping through rollbacks). prefixes are the kinds'
-// release prefixes, by kind: a CR's storage holds its own records only
-// (Owner).
-func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string, prefixes map[string]string) (helmclient.ActionClientGetter, error) {
-	// Helm names the field manager of what it applies after the binary unless
-	// told otherwise; a rename of the binary must not change it.
-	helmkube.ManagedFieldsManager = ManagedBy
+// Factory makes the release clients of the operator's CRs: every release
+// record is a ConfigMap in the operator's namespace (the operator needs no
+// Secret permission, and a tenant cannot edit the records its CR is
+// applied from), and a CR's store holds its own records only (Owner).
+type Factory struct {
+	dynamic  dynamic.Interface
+	mapper   meta.RESTMapper
+	releases corev1client.ConfigMapInterface
+	// prefixes are the kinds' release prefixes, by kind.
+	prefixes map[string]string
+}
+
+// NewFactory is the factory of release clients for the kinds' release
+// prefixes (by kind).
+func NewFactory(cfg *rest.Config, mapper meta.RESTMapper, operatorNamespace string, prefixes map[string]string) (*Factory, error) {
 	// Release records are ConfigMaps whose data is one long string:
 	// protobuf carries it as it is, where JSON is scanned byte by byte at
 	// both ends.
@@ -36,22 +37,26 @@ func NewActionClientGetter(cfg *rest.Config, mapper meta.RESTMapper, operatorNam
 	if err != nil {
 		return nil, err
 	}
-	releases := cs.CoreV1().ConfigMaps(operatorNamespace)
-	acg, err := helmclient.NewActionConfigGetter(cfg, mapper,
-		helmclient.StorageDriverMapper(func(_ context.Context, obj client.Object, _ *rest.Config) (driver.Driver, error) {
-			kind := obj.GetObjectKind().GroupVersionKind().Kind
-			prefix, ok := prefixes[kind]
-			if !ok {
-				return nil, fmt.Errorf("release storage: no release prefix for kind %q", kind)
-			}
-			return HoldPending(NewRecords(releases, OwnerOf(obj, kind, prefix))), nil
-		}))
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("helm action config: %w", err)
+		return nil, err
 	}
-	actions, err := helmclient.NewActionClientGetter(acg, helmclient.WithFailureRollbacks(false))
-	if err != nil {
-		return nil, fmt.Errorf("helm action client: %w", err)
+	return &Factory{dynamic: dyn, mapper: mapper, releases: cs.CoreV1().ConfigMaps(operatorNamespace), prefixes: prefixes}, nil
+}
+
+// NewFactoryFor is a factory over given clients (tests).
+func NewFactoryFor(dyn dynamic.Interface, mapper meta.RESTMapper, releases corev1client.ConfigMapInterface, prefixes map[string]string) *Factory {
+	return &Factory{dynamic: dyn, mapper: mapper, releases: releases, prefixes: prefixes}
+}
+
+// For is the client of obj's release, for one reconcile (kind is obj's).
+func (f *Factory) For(obj client.Object, kind string) (*Client, error) {
+	prefix, ok := f.prefixes[kind]
+	if !ok {
+		return nil, fmt.Errorf("release storage: no release prefix for kind %q", kind)
 	}
-	return actions, nil
+	return &Client{
+		Store: NewStore(NewRecords(f.releases, OwnerOf(obj, kind, prefix))),
+		Kube:  &Kube{Dynamic: f.dynamic, Mapper: f.mapper, Namespace: obj.GetNamespace()},
+	}, nil
 }

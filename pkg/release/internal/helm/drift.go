@@ -1,31 +1,25 @@
 package helm
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 
-	"helm.sh/helm/v3/pkg/action"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	helmrelease "helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/subset"
 )
 
 // RepairDrift brings the objects of a release manifest back to what the
-// manifest says: missing objects are created, objects whose rendered fields
-// changed are patched with the rendered fields (a JSON merge patch), and an
-// object that still holds everything the manifest renders is not touched at
-// all. (helm-operator-plugins' ActionInterface.Reconcile sends a patch for
-// fields with a "replace" patch strategy, such as a PodDisruptionBudget's
-// selector, on every call; this sends nothing when nothing drifted.)
+// manifest says: an object that is missing, or lacks a field the manifest
+// renders, or holds it with another value, is applied again (server-side
+// apply, one request); an object that still holds everything the manifest
+// renders is not touched at all.
 //
 // cached gives an object's copy in the operator's cache (nil when it has no
 // full one): a copy that is the operator's and holds everything rendered is
@@ -39,56 +33,44 @@ import (
 // object is checked for ownership before anything is written: nothing is
 // repaired when one name is taken by an object the operator did not create.
 // It returns the objects it repaired, as "Kind/name".
-func RepairDrift(cfg *action.Configuration, manifest string, policy guard.Policy, own guard.Ownership, cached func(*resource.Info) runtime.Object) ([]string, error) {
-	infos, err := checkedInfos(cfg, manifest, policy)
+func RepairDrift(ctx context.Context, k *Kube, manifest string, policy guard.Policy, own guard.Ownership, cached func(*Object) runtime.Object) ([]string, error) {
+	objs, err := checkedObjects(k, manifest, policy)
 	if err != nil {
 		return nil, err
 	}
-	var objs []liveObject
-	for _, info := range infos {
-		if c := cached(info); c != nil {
-			if err := (liveObject{info: info, existing: c}).owned(own); err != nil {
+	var lives []liveObject
+	for _, o := range objs {
+		// The stored manifest lacks what is set as it is applied: the
+		// release marks and the operator's label, which mark the object as
+		// this release's.
+		markHelmOwned(o.Unstructured, own)
+		if c := cached(o); c != nil {
+			if err := owned(o, c, own); err != nil {
 				return nil, err
 			}
-			if _, drifted, err := compare(info.Object, c); err != nil {
+			if drifted, err := compare(o.Unstructured, c); err != nil {
 				return nil, err
 			} else if !drifted {
 				continue
 			}
 		}
-		l, err := readOwned(info, own)
+		l, err := readOwned(ctx, k, o, own)
 		if err != nil {
 			return nil, err
 		}
-		objs = append(objs, l)
+		lives = append(lives, l)
 	}
 	var repaired []string
-	for _, l := range objs {
-		info := l.info
-		ref := info.Mapping.GroupVersionKind.Kind + "/" + info.Name
-		helper := resource.NewHelper(info.Client, info.Mapping)
-		if l.existing == nil {
-			// The stored manifest lacks what Helm adds as it applies: its
-			// release annotations and managed-by label, which mark the
-			// object as this release's (without them the next reconcile
-			// would see a name conflict with itself).
-			if err := markHelmOwned(info.Object, own); err != nil {
+	for _, l := range lives {
+		ref := l.obj.Mapping.GroupVersionKind.Kind + "/" + l.obj.GetName()
+		if l.existing != nil {
+			if drifted, err := compare(l.obj.Unstructured, l.existing); err != nil {
 				return repaired, err
+			} else if !drifted {
+				continue
 			}
-			if _, err := helper.Create(info.Namespace, true, info.Object); err != nil {
-				return repaired, fmt.Errorf("recreate %s: %w", ref, err)
-			}
-			repaired = append(repaired, ref)
-			continue
 		}
-		want, drifted, err := compare(info.Object, l.existing)
-		if err != nil {
-			return repaired, err
-		}
-		if !drifted {
-			continue
-		}
-		if _, err := helper.Patch(info.Namespace, info.Name, types.MergePatchType, want, &metav1.PatchOptions{}); err != nil {
+		if err := k.Apply(ctx, l.obj, l.existing); err != nil {
 			return repaired, fmt.Errorf("restore %s: %w", ref, err)
 		}
 		repaired = append(repaired, ref)
@@ -97,121 +79,58 @@ func RepairDrift(cfg *action.Configuration, manifest string, policy guard.Policy
 	return repaired, nil
 }
 
-// compare says whether have lacks a field that want renders, or holds it
-// with another value; want is the rendered object as JSON, the patch that
-// restores it.
-func compare(wantObj, haveObj runtime.Object) (want []byte, drifted bool, err error) {
-	want, err = json.Marshal(wantObj)
+// owned is nil when have, a copy of o's live object, is the operator's for
+// this release and CR, and a *guard.Conflict when it is not.
+func owned(o *Object, have runtime.Object, own guard.Ownership) error {
+	m, err := meta.Accessor(have)
 	if err != nil {
-		return nil, false, err
+		return own.Check(o.Ref(), nil, nil, nil) // without metadata it is not the operator's
 	}
+	return own.Check(o.Ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
+}
+
+// compare says whether have lacks a field that want renders, or holds it
+// with another value.
+func compare(want *unstructured.Unstructured, haveObj runtime.Object) (drifted bool, err error) {
+	// Both as encoding/json decodes them (numbers as float64).
 	have, err := json.Marshal(haveObj)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
-	var wantDoc, haveDoc map[string]any
-	if err := json.Unmarshal(want, &wantDoc); err != nil {
-		return nil, false, err
-	}
+	var haveDoc map[string]any
 	if err := json.Unmarshal(have, &haveDoc); err != nil {
-		return nil, false, err
+		return false, err
+	}
+	b, err := json.Marshal(want.Object)
+	if err != nil {
+		return false, err
+	}
+	var wantDoc map[string]any
+	if err := json.Unmarshal(b, &wantDoc); err != nil {
+		return false, err
 	}
 	// TypeMeta is not part of the comparison: typed reads may omit it.
 	delete(wantDoc, "apiVersion")
 	delete(wantDoc, "kind")
-	return want, !subset.Of(wantDoc, haveDoc), nil
+	return !subset.Of(wantDoc, haveDoc), nil
 }
 
-// markHelmOwned sets on obj what Helm sets on every object of a release,
+// markHelmOwned sets on u what Helm sets on every object of a release,
 // and the operator's label (guard.Ownership.TakeOverMarks).
-func markHelmOwned(obj runtime.Object, own guard.Ownership) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
+func markHelmOwned(u *unstructured.Unstructured, own guard.Ownership) {
 	marks, releaseMarks := own.TakeOverMarks()
-	m.SetLabels(merged(m.GetLabels(), marks))
+	u.SetLabels(merged(u.GetLabels(), marks))
 	if len(releaseMarks) > 0 {
-		m.SetAnnotations(merged(m.GetAnnotations(), releaseMarks))
+		u.SetAnnotations(merged(u.GetAnnotations(), releaseMarks))
 	}
-	return nil
 }
 
-// merged is dst with src's entries set (dst is allocated when nil).
+// merged is dst with src's entries set (a copy; allocated when nil).
 func merged(dst, src map[string]string) map[string]string {
-	if dst == nil {
-		dst = map[string]string{}
+	out := maps.Clone(dst)
+	if out == nil {
+		out = map[string]string{}
 	}
-	for k, v := range src {
-		dst[k] = v
-	}
-	return dst
-}
-
-// DeleteReleaseObjects deletes the objects of every stored revision of a
-// release that are the operator's, inside the CR's namespace and not kept by
-// the chart, each with its UID as a precondition. It returns how many it
-// deleted and the objects it left because they are not the operator's.
-func DeleteReleaseObjects(cfg *action.Configuration, history []*helmrelease.Release, policy guard.Policy, own guard.Ownership) (int, []string, error) {
-	done := map[string]bool{}
-	deleted := 0
-	var left []string
-	for _, rel := range history {
-		// Documents the guard refuses (outside the namespace, undeclared
-		// kinds) are never acted on, not even to delete them.
-		manifest, _ := guard.Filter(rel.Manifest, policy)
-		objs, err := guard.Check(manifest, policy)
-		if err != nil {
-			return deleted, left, err
-		}
-		keep := map[string]bool{}
-		for _, o := range objs {
-			if o.Keep {
-				keep[o.Kind+"/"+o.Name] = true
-			}
-		}
-		if len(objs) == 0 {
-			continue
-		}
-		// One document at a time: the API of an optional kind (a ServiceMonitor,
-		// a Route) may have been removed since, and with it every object of
-		// that kind; that is no reason to keep the CR from being deleted.
-		var infos helmkube.ResourceList
-		for _, doc := range guard.Documents(manifest) {
-			built, err := cfg.KubeClient.Build(bytes.NewBufferString(doc), false)
-			switch {
-			case meta.IsNoMatchError(err):
-				continue
-			case err != nil:
-				return deleted, left, fmt.Errorf("read release %s revision %d: %w", rel.Name, rel.Version, err)
-			}
-			infos = append(infos, built...)
-		}
-		err = infos.Visit(func(info *resource.Info, err error) error {
-			if err != nil {
-				return err
-			}
-			kind := info.Mapping.GroupVersionKind.Kind
-			key := info.Mapping.GroupVersionKind.GroupKind().String() + "/" + info.Namespace + "/" + info.Name
-			if done[key] || keep[kind+"/"+info.Name] {
-				return nil
-			}
-			done[key] = true
-			ok, l, err := deleteOwned(info, policy, own)
-			switch {
-			case err != nil:
-				return err
-			case l != "":
-				left = append(left, l)
-			case ok:
-				deleted++
-			}
-			return nil
-		})
-		if err != nil {
-			return deleted, left, err
-		}
-	}
-	sort.Strings(left)
-	return deleted, left, nil
+	maps.Copy(out, src)
+	return out
 }

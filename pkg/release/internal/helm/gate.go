@@ -1,25 +1,19 @@
 package helm
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
-	"github.com/operator-framework/helm-operator-plugins/pkg/manifestutil"
 	sdkhandler "github.com/operator-framework/operator-lib/handler"
-	"helm.sh/helm/v3/pkg/action"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/postrender"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -28,97 +22,84 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/switchover"
 )
 
-// gate is the last step between a rendered manifest and the cluster, run by
-// Helm as a post-renderer on every install and upgrade. It parses the
-// manifest once, as Helm's kube client does (what it builds is what Helm
-// applies), checks every object against the chart's policy (namespace,
-// declared kinds), refuses the whole manifest when an object of one of its
-// names exists that the operator did not create, and sets the CR as each
-// object's controller. A refusal fails the Helm action before anything is
-// applied or recorded.
-//
-// The owner references are what helm-operator-plugins' default post-renderer
-// sets, which the gate replaces: that one builds the manifest again and
-// re-serialises it, and the gate then had to parse its output twice more to
-// check what Helm would apply. Its output is the same, byte for byte.
-type gate struct {
-	cfg       *action.Configuration
-	policy    guard.Policy
-	ownership guard.Ownership
-	// owner is the CR, of kind ownerKind.
-	owner     client.Object
-	ownerKind schema.GroupVersionKind
-	// record checks the release record the manifest would be stored in; nil checks nothing.
-	record func(manifest string) error
+// Gate is the last step between a rendered manifest and the cluster, run on
+// every install and upgrade. It parses the manifest once (what it builds is
+// what is applied), checks every object against the chart's policy
+// (namespace, declared kinds), refuses the whole manifest when an object of
+// one of its names exists that the operator did not create, and sets the CR
+// as each object's controller. A refusal fails the install or upgrade
+// before anything is applied or recorded.
+type Gate struct {
+	Kube      *Kube
+	Policy    guard.Policy
+	Ownership guard.Ownership
+	// Owner is the CR, of kind OwnerKind.
+	Owner     client.Object
+	OwnerKind schema.GroupVersionKind
+	// Record checks the release record the manifest would be stored in; nil checks nothing.
+	Record func(manifest string) error
 }
 
-var _ postrender.PostRenderer = (*gate)(nil)
-
-// NewGate is the operator's gate for an install or upgrade of owner's
-// release (owner is of kind ownerKind); record checks the release record the
-// manifest would be stored in (nil checks nothing).
-func NewGate(cfg *action.Configuration, policy guard.Policy, ownership guard.Ownership, owner client.Object, ownerKind schema.GroupVersionKind, record func(manifest string) error) postrender.PostRenderer {
-	return &gate{cfg: cfg, policy: policy, ownership: ownership, owner: owner, ownerKind: ownerKind, record: record}
+// Gated is a manifest that passed the gate: the manifest to store, its
+// objects as they are applied (the CR their controller), and each one's
+// live state as the gate read it.
+type Gated struct {
+	Manifest string
+	Objects  []liveObject
 }
 
-// Run implements postrender.PostRenderer.
-func (g *gate) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
-	infos, err := checkedInfos(g.cfg, in.String(), g.policy)
+// Run checks a rendered manifest and returns what to apply and store.
+func (g *Gate) Run(ctx context.Context, manifest string) (*Gated, error) {
+	objs, err := checkedObjects(g.Kube, manifest, g.Policy)
 	if err != nil {
 		return nil, err
 	}
-	lives, err := checkOwnership(infos, g.ownership)
+	lives, err := checkOwnership(ctx, g.Kube, objs, g.Ownership)
 	if err != nil {
-		return nil, refused(infos, err)
+		return nil, refused(objs, err)
 	}
-	if err := g.takeOver(lives); err != nil {
-		return nil, refused(infos, err)
+	if err := g.takeOver(ctx, lives); err != nil {
+		return nil, refused(objs, err)
 	}
-	if err := g.releaseDeadOwners(lives); err != nil {
+	if err := g.releaseDeadOwners(ctx, lives); err != nil {
 		return nil, err
 	}
-	out := &bytes.Buffer{}
-	for _, info := range infos {
-		u := info.Object.(*unstructured.Unstructured) // checkedInfos returns only these
-		g.own(info, u)
-		b, err := yaml.Marshal(u.Object)
+	var out strings.Builder
+	for _, o := range objs {
+		g.own(o)
+		b, err := yaml.Marshal(o.Object)
 		if err != nil {
 			return nil, err
 		}
 		out.WriteString("---\n")
 		out.Write(b)
 	}
-	if g.record != nil {
-		if err := g.record(out.String()); err != nil {
+	if g.Record != nil {
+		if err := g.Record(out.String()); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return &Gated{Manifest: out.String(), Objects: lives}, nil
 }
 
 // releaseDeadOwners gives this CR the objects whose controller is an earlier
 // CR of the same kind and name (a UID that is not this CR's): their owner
 // references are replaced, the dead controller by this CR, with a JSON merge
-// patch guarded by the object's resourceVersion. Helm's three-way strategic
-// merge would otherwise add this CR's reference beside the dead one whenever
-// the release it diffs against already names this CR (a reconcile between
-// the records and the objects naming the dead CR), and the API server
-// refuses two controllers: every upgrade failed, for good.
-func (g *gate) releaseDeadOwners(lives []liveObject) error {
-	for _, l := range lives {
+// patch guarded by the object's resourceVersion. A later apply would
+// otherwise add this CR's reference beside the dead one, and the API
+// server refuses two controllers: every upgrade failed, for good.
+func (g *Gate) releaseDeadOwners(ctx context.Context, lives []liveObject) error {
+	for i := range lives {
+		l := &lives[i]
 		if l.existing == nil {
 			continue
 		}
-		m, err := meta.Accessor(l.existing)
-		if err != nil {
-			continue
-		}
-		refs := m.GetOwnerReferences()
+		refs := l.existing.GetOwnerReferences()
 		dead := -1
 		for i, r := range refs {
 			gv, _ := schema.ParseGroupVersion(r.APIVersion)
-			if r.Controller != nil && *r.Controller && r.Kind == g.ownerKind.Kind && gv.Group == g.ownerKind.Group &&
-				r.Name == g.owner.GetName() && r.UID != g.owner.GetUID() {
+			if r.Controller != nil && *r.Controller && r.Kind == g.OwnerKind.Kind && gv.Group == g.OwnerKind.Group &&
+				r.Name == g.Owner.GetName() && r.UID != g.Owner.GetUID() {
 				dead = i
 			}
 		}
@@ -126,14 +107,16 @@ func (g *gate) releaseDeadOwners(lives []liveObject) error {
 			continue
 		}
 		next := append(append([]metav1.OwnerReference(nil), refs[:dead]...), refs[dead+1:]...)
-		next = append(next, *metav1.NewControllerRef(g.owner, g.ownerKind))
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": next, "resourceVersion": m.GetResourceVersion()}})
+		next = append(next, *metav1.NewControllerRef(g.Owner, g.OwnerKind))
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": next, "resourceVersion": l.existing.GetResourceVersion()}})
 		if err != nil {
 			return err
 		}
-		if _, err := resource.NewHelper(l.info.Client, l.info.Mapping).Patch(l.info.Namespace, l.info.Name, types.MergePatchType, patch, &metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("take %s over from an earlier %s of its name: %w", l.ref(), g.ownerKind.Kind, err)
+		patched, err := g.Kube.MergePatch(ctx, l.obj, patch)
+		if err != nil {
+			return fmt.Errorf("take %s over from an earlier %s of its name: %w", l.obj.Ref(), g.OwnerKind.Kind, err)
 		}
+		l.existing = patched
 	}
 	return nil
 }
@@ -145,41 +128,30 @@ func (g *gate) releaseDeadOwners(lives []liveObject) error {
 // guarded by the object's resourceVersion. Maps merge and lists are
 // replaced, so what upstream rendered and this chart does not (its own
 // environment, probe timings) goes in the same write, and the Deployment
-// rolls out once, to what the chart renders; Helm, which then adopts the
-// object into the release, finds nothing left to patch (issue 46: a Helm
-// adoption alone left upstream's fields, which the next drift repair
-// removed, a second rollout). Their UIDs, a Service's ClusterIP and a
-// claim's volume stay (merged maps keep the fields the chart does not
+// rolls out once, to what the chart renders; the apply that follows finds
+// nothing left to change (issue 46). Their UIDs, a Service's ClusterIP and
+// a claim's volume stay (merged maps keep the fields the chart does not
 // render). An object the chart keeps when the CR goes (helm.sh/resource-
 // policy: keep: the claims, which hold data) trades the CR's controller
 // reference for the owner annotations, as the operator's own such objects
 // carry: deleting the CR must not delete the data.
-func (g *gate) takeOver(lives []liveObject) error {
-	for _, l := range lives {
+func (g *Gate) takeOver(ctx context.Context, lives []liveObject) error {
+	for i := range lives {
+		l := &lives[i]
 		if !l.takeOver {
 			continue
 		}
-		m, err := meta.Accessor(l.existing)
-		if err != nil {
-			return err
-		}
-		rendered, ok := l.info.Object.(*unstructured.Unstructured)
-		if !ok {
-			return fmt.Errorf("take %s over: rendered as %T", l.ref(), l.info.Object)
-		}
-		u := rendered.DeepCopy()
-		if err := markHelmOwned(u, g.ownership); err != nil {
-			return err
-		}
-		u.SetResourceVersion(m.GetResourceVersion())
+		u := l.obj.DeepCopy()
+		markHelmOwned(u, g.Ownership)
+		u.SetResourceVersion(l.existing.GetResourceVersion())
 		switchover.ClearExclusive(u)
-		if manifestutil.HasResourcePolicyKeep(u.GetAnnotations()) {
+		if keep(u) {
 			// The owner annotations own() sets on kept objects, and the
 			// existing references but the CR's (a merge patch replaces lists).
-			g.own(l.info, u)
+			g.own(&Object{Unstructured: u, Mapping: l.obj.Mapping})
 			refs := []any{}
-			for _, r := range m.GetOwnerReferences() {
-				if r.UID == g.owner.GetUID() {
+			for _, r := range l.existing.GetOwnerReferences() {
+				if r.UID == g.Owner.GetUID() {
 					continue
 				}
 				ref, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&r)
@@ -196,19 +168,28 @@ func (g *gate) takeOver(lives []liveObject) error {
 		if err != nil {
 			return err
 		}
-		if _, err := resource.NewHelper(l.info.Client, l.info.Mapping).Patch(l.info.Namespace, l.info.Name, types.MergePatchType, patch, &metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("take %s over (the %s's own, made by another operator): %w", l.ref(), g.ownerKind.Kind, err)
+		patched, err := g.Kube.MergePatch(ctx, l.obj, patch)
+		if err != nil {
+			return fmt.Errorf("take %s over (the %s's own, made by another operator): %w", l.obj.Ref(), g.OwnerKind.Kind, err)
 		}
+		l.existing = patched
 	}
 	return nil
+}
+
+// keep says whether the chart keeps an object when its CR goes
+// (helm.sh/resource-policy: keep).
+func keep(u *unstructured.Unstructured) bool {
+	return guard.Kept(u.GetAnnotations())
 }
 
 // own sets the CR as the controller of an object in its namespace, unless
 // the chart keeps the object when the CR goes (helm.sh/resource-policy:
 // keep), and marks anything else with operator-lib's owner annotations.
-func (g *gate) own(info *resource.Info, u *unstructured.Unstructured) {
-	if info.Namespaced() && u.GetNamespace() == g.owner.GetNamespace() && !manifestutil.HasResourcePolicyKeep(u.GetAnnotations()) {
-		ref := metav1.NewControllerRef(g.owner, g.ownerKind)
+func (g *Gate) own(o *Object) {
+	u := o.Unstructured
+	if o.Namespaced() && u.GetNamespace() == g.Owner.GetNamespace() && !keep(u) {
+		ref := metav1.NewControllerRef(g.Owner, g.OwnerKind)
 		u.SetOwnerReferences(append(u.GetOwnerReferences(), *ref))
 		return
 	}
@@ -216,48 +197,40 @@ func (g *gate) own(info *resource.Info, u *unstructured.Unstructured) {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[sdkhandler.NamespacedNameAnnotation] = g.owner.GetNamespace() + "/" + g.owner.GetName()
-	annotations[sdkhandler.TypeAnnotation] = g.ownerKind.GroupKind().String()
+	annotations[sdkhandler.NamespacedNameAnnotation] = g.Owner.GetNamespace() + "/" + g.Owner.GetName()
+	annotations[sdkhandler.TypeAnnotation] = g.OwnerKind.GroupKind().String()
 	u.SetAnnotations(annotations)
 }
 
-// checkedInfos builds a manifest's objects with Helm's kube client and checks
-// them against the policy. A manifest the client cannot build is checked as
-// text, so that what the policy refuses is reported as a violation rather
-// than as the client's error.
-func checkedInfos(cfg *action.Configuration, manifest string, policy guard.Policy) (helmkube.ResourceList, error) {
-	infos, err := cfg.KubeClient.Build(bytes.NewBufferString(manifest), false)
+// checkedObjects builds a manifest's objects and checks them against the
+// policy. A manifest that cannot be built is checked as text, so that what
+// the policy refuses is reported as a violation rather than as a build
+// error.
+func checkedObjects(k *Kube, manifest string, policy guard.Policy) ([]*Object, error) {
+	objs, err := k.Build(manifest)
 	if err != nil {
 		if _, verr := guard.Check(manifest, policy); verr != nil {
 			return nil, verr
 		}
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	objs := make([]*unstructured.Unstructured, 0, len(infos))
-	for _, info := range infos {
-		u, ok := info.Object.(*unstructured.Unstructured)
-		if !ok {
-			return nil, fmt.Errorf("read manifest: %s %s/%s was built as %T", info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name, info.Object)
-		}
-		objs = append(objs, u)
-	}
-	if _, err := guard.CheckObjects(objs, policy); err != nil {
 		return nil, err
 	}
-	return infos, nil
+	us := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		us = append(us, o.Unstructured)
+	}
+	if _, err := guard.CheckObjects(us, policy); err != nil {
+		return nil, err
+	}
+	return objs, nil
 }
 
 // liveObject is an object of a manifest and its live state (nil when absent).
 type liveObject struct {
-	info     *resource.Info
-	existing runtime.Object
+	obj      *Object
+	existing *unstructured.Unstructured
 	// takeOver: it exists, lacks the operator's marks and is the CR's own
 	// by its controller reference (guard.Ownership.TakesOver).
 	takeOver bool
-}
-
-func (l liveObject) ref() string {
-	return l.info.Mapping.GroupVersionKind.Kind + " " + l.info.Namespace + "/" + l.info.Name
 }
 
 // readers is how many of a manifest's objects the gate reads at once.
@@ -269,17 +242,17 @@ const readers = 8
 // this release and CR nor the CR's own to take over. The reads run side by
 // side (readers at a time): one round trip's wait for a manifest of a few
 // objects instead of one per object (issue 33).
-func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObject, error) {
-	out := make([]liveObject, len(infos))
-	errs := make([]error, len(infos))
+func checkOwnership(ctx context.Context, k *Kube, objs []*Object, own guard.Ownership) ([]liveObject, error) {
+	out := make([]liveObject, len(objs))
+	errs := make([]error, len(objs))
 	sem := make(chan struct{}, readers)
 	var wg sync.WaitGroup
-	for i, info := range infos {
+	for i, o := range objs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = readOwned(info, own)
+			out[i], errs[i] = readOwned(ctx, k, o, own)
 		}()
 	}
 	wg.Wait()
@@ -307,23 +280,22 @@ func checkOwnership(infos helmkube.ResourceList, own guard.Ownership) ([]liveObj
 // gives claims no owner reference (guard.MountsClaim).
 func mountedByOwnWorkload(out []liveObject, errs []error, i int, own guard.Ownership) bool {
 	claim := out[i]
-	if claim.info.Mapping.GroupVersionKind.Kind != "PersistentVolumeClaim" || claim.existing == nil {
+	if claim.obj.Mapping.GroupVersionKind.Kind != "PersistentVolumeClaim" || claim.existing == nil {
 		return false
 	}
-	if m, err := meta.Accessor(claim.existing); err != nil || metav1.GetControllerOfNoCopy(m) != nil {
+	if metav1.GetControllerOfNoCopy(claim.existing) != nil {
 		return false
 	}
 	for j, l := range out {
-		kind := l.info.Mapping.GroupVersionKind.Kind
+		kind := l.obj.Mapping.GroupVersionKind.Kind
 		if errs[j] != nil || l.existing == nil || (kind != "Deployment" && kind != "StatefulSet") {
 			continue
 		}
-		m, err := meta.Accessor(l.existing)
-		if err != nil || !l.takeOver && own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()) != nil {
+		m := l.existing
+		if !l.takeOver && own.Check(l.obj.Ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences()) != nil {
 			continue
 		}
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(l.existing)
-		if err == nil && guard.MountsClaim(content, claim.info.Name) {
+		if guard.MountsClaim(m.Object, claim.obj.GetName()) {
 			return true
 		}
 	}
@@ -332,22 +304,20 @@ func mountedByOwnWorkload(out []liveObject, errs []error, i int, own guard.Owner
 
 // readOwned is readLive with a conflict as its error, and the CR's own
 // objects without the operator's marks marked to be taken over.
-func readOwned(info *resource.Info, own guard.Ownership) (liveObject, error) {
-	l, conflict, err := readLive(info, own)
+func readOwned(ctx context.Context, k *Kube, o *Object, own guard.Ownership) (liveObject, error) {
+	l, conflict, err := readLive(ctx, k, o, own)
 	if err != nil {
 		return l, err
 	}
 	if conflict == nil {
 		// The operator's, but without Helm's label (switch-back gave it
-		// to the upstream operator): Helm refuses to adopt it into an
-		// install (the records went with the operator's namespace), so
-		// its marks are set again first.
-		if m, merr := meta.Accessor(l.existing); l.existing != nil && merr == nil && own.Release != "" && m.GetLabels()[guard.LabelHelmManagedBy] != "Helm" {
+		// to the upstream operator): its marks are set again first.
+		if l.existing != nil && own.Release != "" && l.existing.GetLabels()[guard.LabelHelmManagedBy] != "Helm" {
 			l.takeOver = true
 		}
 		return l, nil
 	}
-	if m, merr := meta.Accessor(l.existing); merr == nil && own.TakesOver(m.GetOwnerReferences()) {
+	if own.TakesOver(l.existing.GetOwnerReferences()) {
 		l.takeOver = true
 		return l, nil
 	}
@@ -357,14 +327,14 @@ func readOwned(info *resource.Info, own guard.Ownership) (liveObject, error) {
 // readLive reads the live state of one object of a manifest (existing is nil
 // when it does not exist) and checks that it is the operator's: conflict is
 // the *guard.Conflict of an object that exists and is not.
-func readLive(info *resource.Info, own guard.Ownership) (l liveObject, conflict, err error) {
-	l = liveObject{info: info}
-	existing, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+func readLive(ctx context.Context, k *Kube, o *Object, own guard.Ownership) (l liveObject, conflict, err error) {
+	l = liveObject{obj: o}
+	existing, err := k.Get(ctx, o)
 	switch {
-	case apierrors.IsNotFound(err):
-		return l, nil, nil
 	case err != nil:
-		return l, nil, fmt.Errorf("read %s: %w", l.ref(), err)
+		return l, nil, fmt.Errorf("read %s: %w", o.Ref(), err)
+	case existing == nil:
+		return l, nil, nil
 	}
 	l.existing = existing
 	return l, l.owned(own), nil
@@ -373,11 +343,8 @@ func readLive(info *resource.Info, own guard.Ownership) (l liveObject, conflict,
 // owned is nil when the object, which exists, is the operator's for this
 // release and CR, and a *guard.Conflict when it is not.
 func (l liveObject) owned(own guard.Ownership) error {
-	m, err := meta.Accessor(l.existing)
-	if err != nil {
-		return own.Check(l.ref(), nil, nil, nil) // without metadata it is not the operator's
-	}
-	return own.Check(l.ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
+	m := l.existing
+	return own.Check(l.obj.Ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
 }
 
 // refusal is a manifest refused because objects are in its way, or whose
@@ -392,23 +359,23 @@ func (r *refusal) Unwrap() error { return r.err }
 
 // refused wraps a conflict, or a takeover the API server refused, with the
 // names of the manifest's objects; any other error is returned as it is.
-func refused(infos helmkube.ResourceList, err error) error {
+func refused(objs []*Object, err error) error {
 	var cs guard.Conflicts
 	if !errors.As(err, &cs) && !apierrors.IsInvalid(err) {
 		return err
 	}
 	r := &refusal{err: err}
-	for _, info := range infos {
-		r.rendered = append(r.rendered, info.Mapping.GroupVersionKind.Kind+"/"+info.Name)
+	for _, o := range objs {
+		r.rendered = append(r.rendered, o.Mapping.GroupVersionKind.Kind+"/"+o.GetName())
 	}
 	return r
 }
 
-// AsUserError finds a problem the user fixes in err's chain (Helm wraps
-// post-renderer errors): a guard violation or a name conflict, or an API
-// server refusal of a rendered object (422), which is an invalid spec (the
-// CR asks for an object Kubernetes does not accept). It returns nil for
-// anything else, which is retried.
+// AsUserError finds a problem the user fixes in err's chain: a guard
+// violation or a name conflict, or an API server refusal of a rendered
+// object (422), which is an invalid spec (the CR asks for an object
+// Kubernetes does not accept). It returns nil for anything else, which is
+// retried.
 func AsUserError(err error) *status.Failure {
 	f := asUserError(err)
 	var r *refusal

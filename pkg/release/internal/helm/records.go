@@ -14,8 +14,7 @@ import (
 	"sync"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,13 +45,13 @@ var ErrRecordTooLarge = errors.New("release record too large")
 //     soak (go tool pprof -sample_index=alloc_space). What is stored is byte
 //     for byte what Helm stores (TestRecordsAreHelms), and Helm reads it.
 type records struct {
-	*driver.ConfigMaps
 	impl  corev1client.ConfigMapInterface
 	owner Owner
 }
 
+// NewRecords is the store of owner's records in impl.
 func NewRecords(impl corev1client.ConfigMapInterface, owner Owner) *records {
-	return &records{ConfigMaps: driver.NewConfigMaps(impl), impl: impl, owner: owner}
+	return &records{impl: impl, owner: owner}
 }
 
 // recordKey is the name of the ConfigMap of a release's revision, as Helm's storage names it.
@@ -72,11 +71,11 @@ func (r *records) read(key string) (*corev1.ConfigMap, *helmrelease.Release, err
 	cm, err := r.impl.Get(context.Background(), key, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, nil, driver.ErrReleaseNotFound
+		return nil, nil, ErrReleaseNotFound
 	case err != nil:
 		return nil, nil, err
 	case !r.owner.owns(cm.Labels):
-		return nil, nil, driver.ErrReleaseNotFound
+		return nil, nil, ErrReleaseNotFound
 	}
 	rls, err := decodeRecord(cm.Data["release"])
 	if err != nil {
@@ -115,7 +114,7 @@ func (r *records) Query(query map[string]string) ([]*helmrelease.Release, error)
 		}
 	}
 	if len(out) == 0 {
-		return nil, driver.ErrReleaseNotFound
+		return nil, ErrReleaseNotFound
 	}
 	return out, nil
 }
@@ -172,7 +171,7 @@ func (r *records) Delete(key string) (*helmrelease.Release, error) {
 	}
 	if err := r.impl.Delete(context.Background(), key, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, driver.ErrReleaseNotFound
+			return nil, ErrReleaseNotFound
 		}
 		return nil, err
 	}
@@ -187,7 +186,7 @@ func (r *records) Create(key string, rls *helmrelease.Release) error {
 	}
 	if _, err := r.impl.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return driver.ErrReleaseExists
+			return ErrReleaseExists
 		}
 		return err
 	}

@@ -7,9 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
@@ -21,10 +23,10 @@ import (
 // (its timestamp label aside), on create and on update, and Helm's driver
 // reads them back.
 func TestRecordsAreHelms(t *testing.T) {
-	rls := func(st helmrelease.Status) *helmrelease.Release {
+	rls := func(st rcommon.Status) *helmrelease.Release {
 		return &helmrelease.Release{
 			Name: "r", Namespace: "ns", Version: 2, Info: &helmrelease.Info{Status: st, Description: "d"},
-			Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("kind: ConfigMap\n")}}},
+			Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}, Templates: []*common.File{{Name: "templates/a.yaml", Data: []byte("kind: ConfigMap\n")}}},
 			Config:   map[string]any{"v": 1},
 			Manifest: "---\nkind: ConfigMap\n",
 			Labels:   map[string]string{"ai-stack-operator.io/chart-digest": "abc", "owner": "someone", LabelOwnerKind: "K", LabelOwnerNamespace: "ns", LabelOwnerName: "r", LabelOwnerUID: "u"},
@@ -45,20 +47,20 @@ func TestRecordsAreHelms(t *testing.T) {
 		assert.Equal(t, want.Data, got.Data, "the same bytes")
 	}
 
-	for _, d := range []driver.Driver{helm, ours} {
-		require.NoError(t, d.Create("sh.helm.release.v1.r.v2", rls(helmrelease.StatusDeployed)))
-	}
+	require.NoError(t, helm.Create("sh.helm.release.v1.r.v2", rls(rcommon.StatusDeployed)))
+	require.NoError(t, ours.Create("sh.helm.release.v1.r.v2", rls(rcommon.StatusDeployed)))
 	same("createdAt")
-	assert.ErrorIs(t, ours.Create("sh.helm.release.v1.r.v2", rls(helmrelease.StatusDeployed)), driver.ErrReleaseExists)
-	for _, d := range []driver.Driver{helm, ours} {
-		require.NoError(t, d.Update("sh.helm.release.v1.r.v2", rls(helmrelease.StatusSuperseded)))
-	}
+	assert.ErrorIs(t, ours.Create("sh.helm.release.v1.r.v2", rls(rcommon.StatusDeployed)), ErrReleaseExists)
+	require.NoError(t, helm.Update("sh.helm.release.v1.r.v2", rls(rcommon.StatusSuperseded)))
+	require.NoError(t, ours.Update("sh.helm.release.v1.r.v2", rls(rcommon.StatusSuperseded)))
 	same("modifiedAt")
 
-	back, err := driver.NewConfigMaps(oursCS.CoreV1().ConfigMaps("ops")).Get("sh.helm.release.v1.r.v2")
+	got, err := driver.NewConfigMaps(oursCS.CoreV1().ConfigMaps("ops")).Get("sh.helm.release.v1.r.v2")
 	require.NoError(t, err)
-	assert.Equal(t, helmrelease.StatusSuperseded, back.Info.Status)
-	assert.Equal(t, rls(helmrelease.StatusSuperseded).Manifest, back.Manifest)
+	back, ok := got.(*helmrelease.Release)
+	require.True(t, ok, "Helm 4's driver reads a %T", got)
+	assert.Equal(t, rcommon.StatusSuperseded, back.Info.Status)
+	assert.Equal(t, rls(rcommon.StatusSuperseded).Manifest, back.Manifest)
 }
 
 // The storage of one CR serves its own records only: another CR's record
@@ -74,7 +76,7 @@ func TestRecordsAreTheOwnersOnly(t *testing.T) {
 	require.NotEqual(t, me.Release, me.Legacy)
 	ours := NewRecords(cms, me)
 	rls := func(name string, version int, owner Owner) *helmrelease.Release {
-		return &helmrelease.Release{Name: name, Namespace: "ns", Version: version, Info: &helmrelease.Info{Status: helmrelease.StatusDeployed}, Labels: owner.Labels()}
+		return &helmrelease.Release{Name: name, Namespace: "ns", Version: version, Info: &helmrelease.Info{Status: rcommon.StatusDeployed}, Labels: owner.Labels()}
 	}
 
 	// Another CR's record under this CR's name (another namespace).
@@ -82,11 +84,11 @@ func TestRecordsAreTheOwnersOnly(t *testing.T) {
 	other.Namespace, other.UID = "elsewhere", "uid-other"
 	require.NoError(t, NewRecords(cms, other).Create(recordKey(me.Release, 1), rls(me.Release, 1, other)))
 	_, err := ours.Get(recordKey(me.Release, 1))
-	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+	assert.ErrorIs(t, err, ErrReleaseNotFound)
 	_, err = ours.Query(map[string]string{"name": me.Release, "owner": "helm"})
-	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+	assert.ErrorIs(t, err, ErrReleaseNotFound)
 	_, err = ours.Delete(recordKey(me.Release, 1))
-	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
+	assert.ErrorIs(t, err, ErrReleaseNotFound)
 	_, err = cms.Get(ctx, recordKey(me.Release, 1), metav1.GetOptions{})
 	require.NoError(t, err, "another CR's record is never deleted")
 	require.NoError(t, cms.Delete(ctx, recordKey(me.Release, 1), metav1.DeleteOptions{}))

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,7 +25,7 @@ func RecordCheck(owner client.Object, relName string, c *chart.Chart, vals map[s
 	return func(manifest string) error {
 		rls := &helmrelease.Release{
 			Name: relName, Namespace: owner.GetNamespace(), Chart: c, Config: vals, Manifest: manifest, Version: 1,
-			Info: &helmrelease.Info{Status: helmrelease.StatusDeployed, Description: "Upgrade complete"},
+			Info: &helmrelease.Info{Status: rcommon.StatusDeployed, Description: "Upgrade complete"},
 		}
 		raw, err := json.Marshal(rls)
 		if err != nil {

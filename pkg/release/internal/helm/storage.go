@@ -6,196 +6,182 @@ import (
 	"slices"
 	"sync"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
-// HeldPending is a Helm storage driver that keeps a revision's pending
-// record in memory instead of writing it: Helm writes every revision twice,
-// first pending-install or pending-upgrade and then deployed (or failed);
-// this writes it once, when it is deployed or failed. That is one write
-// fewer per install and per upgrade.
-//
-// The pending record is Helm's lock and its trace of an action that died
-// midway. Neither is needed here: one leader reconciles, its renew deadline
-// ends it before another can take the lease, and one CR reconciles at a
-// time. A process killed mid-install leaves objects and no record, and the
-// next install adopts them (they carry the release's annotations); one
-// killed mid-upgrade leaves the last deployed revision, which the next
-// upgrade starts from. Pending records stored by older operators or by Helm
-// itself are still handled by the pending-release grace.
-//
-// It also remembers a release's history once read: Helm lists every
-// record of a release up to four times in one upgrade (the reconciler's
-// Get, then Upgrade's Last, and History and Deployed when it prunes), three
-// times in one install, each list carrying every stored revision with its
-// chart. Within one reconcile nothing but this driver writes the release's
-// records (the same reasons as above), so the first list stands, kept
-// current with the driver's own writes, and the later ones are answered
-// from it. A write that fails forgets it.
-//
-// A driver serves one action configuration, which serves one reconcile.
-type HeldPending struct {
-	driver.Driver
-	mu   sync.Mutex
-	held map[string]*helmrelease.Release
-	// history is each release's stored revisions by name, once listed.
+var (
+	// ErrReleaseNotFound: no record of the release (or of that revision).
+	ErrReleaseNotFound = errors.New("release: not found")
+	// ErrReleaseExists: a record of that revision is stored already.
+	ErrReleaseExists = errors.New("release: already exists")
+	// ErrNoDeployedReleases: the release has records, none deployed.
+	ErrNoDeployedReleases = errors.New("has no deployed releases")
+)
+
+// Store is one CR's release records, for one reconcile: Helm's storage
+// over the CR's records (Records), which lists a release's history once and
+// answers the later questions of the same reconcile from it, kept current
+// with its own writes. Within one reconcile nothing but this store writes
+// the release's records: one leader reconciles, and one CR reconciles at a
+// time. A write that fails forgets the history, and is remembered
+// (WriteFailure).
+type Store struct {
+	records *records
+	mu      sync.Mutex
 	history map[string][]*helmrelease.Release
-	// failed is the first write that failed. Helm logs a failed write of
-	// the record that ends an install or an upgrade and reports success:
-	// the reconciler asks (WriteFailure), so that objects applied without a
-	// record are a failure, not a release that seems to be there.
-	failed error
+	failed  error
+}
+
+// NewStore is the store of a CR's records.
+func NewStore(r *records) *Store {
+	return &Store{records: r, history: map[string][]*helmrelease.Release{}}
 }
 
 // WriteFailure is the first write of a record that failed, if any.
-func (d *HeldPending) WriteFailure() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.failed
+func (s *Store) WriteFailure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
 }
 
-func HoldPending(d driver.Driver) *HeldPending {
-	return &HeldPending{Driver: d, held: map[string]*helmrelease.Release{}, history: map[string][]*helmrelease.Release{}}
-}
-
-// Query answers a release's history, and its deployed revisions, from the
-// first list of it; other queries go to the driver.
-func (d *HeldPending) Query(labels map[string]string) ([]*helmrelease.Release, error) {
-	name, status, ok := historyQuery(labels)
-	if !ok {
-		return d.Driver.Query(labels)
-	}
-	d.mu.Lock()
-	h, known := d.history[name]
-	d.mu.Unlock()
+// History is every stored revision of the release, oldest first;
+// ErrReleaseNotFound when there is none.
+func (s *Store) History(name string) ([]*helmrelease.Release, error) {
+	s.mu.Lock()
+	h, known := s.history[name]
+	s.mu.Unlock()
 	if !known {
-		listed, err := d.Driver.Query(map[string]string{"name": name, "owner": "helm"})
+		listed, err := s.records.Query(map[string]string{"name": name, "owner": "helm"})
 		switch {
-		case errors.Is(err, driver.ErrReleaseNotFound):
+		case errors.Is(err, ErrReleaseNotFound):
 		case err != nil:
 			return nil, err
 		}
+		slices.SortFunc(listed, func(a, b *helmrelease.Release) int { return a.Version - b.Version })
 		h = listed
-		d.mu.Lock()
-		d.history[name] = h
-		d.mu.Unlock()
+		s.mu.Lock()
+		s.history[name] = h
+		s.mu.Unlock()
 	}
-	var out []*helmrelease.Release
-	for _, rls := range h {
-		if status == "" || (rls.Info != nil && rls.Info.Status.String() == status) {
-			out = append(out, rls)
-		}
+	if len(h) == 0 {
+		return nil, ErrReleaseNotFound
 	}
-	if len(out) == 0 {
-		return nil, driver.ErrReleaseNotFound
-	}
-	return out, nil
+	return slices.Clone(h), nil
 }
 
-// historyQuery recognises the two queries Helm's storage makes of one
-// release: its history (name and owner) and its deployed revisions (name,
-// owner and status deployed).
-func historyQuery(labels map[string]string) (name, status string, ok bool) {
-	if labels["owner"] != "helm" || labels["name"] == "" {
-		return "", "", false
+// Last is the release's latest revision.
+func (s *Store) Last(name string) (*helmrelease.Release, error) {
+	h, err := s.History(name)
+	if err != nil {
+		return nil, err
 	}
-	switch len(labels) {
-	case 2:
-		return labels["name"], "", true
-	case 3:
-		if labels["status"] == helmrelease.StatusDeployed.String() {
-			return labels["name"], labels["status"], true
+	return h[len(h)-1], nil
+}
+
+// Deployed is the release's latest deployed revision;
+// ErrNoDeployedReleases when none is.
+func (s *Store) Deployed(name string) (*helmrelease.Release, error) {
+	h, err := s.History(name)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Info != nil && h[i].Info.Status == rcommon.StatusDeployed {
+			return h[i], nil
 		}
 	}
-	return "", "", false
+	return nil, fmt.Errorf("%q %w", name, ErrNoDeployedReleases)
+}
+
+// Create stores a new revision, after it deletes the oldest ones beyond
+// maxHistory - 1 (never the deployed one), as Helm's storage does; 0 keeps
+// every revision.
+func (s *Store) Create(rls *helmrelease.Release, maxHistory int) error {
+	if maxHistory > 0 {
+		if err := s.prune(rls.Name, maxHistory-1); err != nil {
+			return err
+		}
+	}
+	err := s.records.Create(recordKey(rls.Name, rls.Version), rls)
+	s.stored(rls.Name, rls.Version, rls, err)
+	return err
+}
+
+// Update replaces a stored revision.
+func (s *Store) Update(rls *helmrelease.Release) error {
+	err := s.records.Update(recordKey(rls.Name, rls.Version), rls)
+	s.stored(rls.Name, rls.Version, rls, err)
+	return err
+}
+
+// Delete deletes a stored revision.
+func (s *Store) Delete(name string, version int) (*helmrelease.Release, error) {
+	rls, err := s.records.Delete(recordKey(name, version))
+	if err != nil {
+		s.mu.Lock()
+		delete(s.history, name)
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.stored(name, version, nil, nil)
+	return rls, nil
+}
+
+// prune deletes the oldest revisions until max are left, but the deployed
+// one.
+func (s *Store) prune(name string, max int) error {
+	h, err := s.History(name)
+	switch {
+	case errors.Is(err, ErrReleaseNotFound):
+		return nil
+	case err != nil:
+		return err
+	case len(h) <= max:
+		return nil
+	}
+	deployed, err := s.Deployed(name)
+	if err != nil && !errors.Is(err, ErrNoDeployedReleases) {
+		return err
+	}
+	var errs []error
+	n := len(h)
+	for _, rel := range h {
+		if n == max {
+			break
+		}
+		if deployed != nil && rel.Version == deployed.Version {
+			continue
+		}
+		if _, err := s.Delete(name, rel.Version); err != nil && !errors.Is(err, ErrReleaseNotFound) {
+			errs = append(errs, err)
+			continue
+		}
+		n--
+	}
+	return errors.Join(errs...)
 }
 
 // stored keeps a remembered history current after a write of rls (gone:
 // deleted); a failed write forgets it, to be listed again.
-func (d *HeldPending) stored(name string, version int, rls *helmrelease.Release, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	h, known := d.history[name]
-	if !known && err == nil {
+func (s *Store) stored(name string, version int, rls *helmrelease.Release, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, known := s.history[name]
+	if err != nil {
+		if s.failed == nil {
+			s.failed = fmt.Errorf("store release %s revision %d: %w", name, version, err)
+		}
+		delete(s.history, name)
 		return
 	}
-	if err != nil {
-		if d.failed == nil {
-			d.failed = fmt.Errorf("store release %s revision %d: %w", name, version, err)
-		}
-		delete(d.history, name)
+	if !known {
 		return
 	}
 	h = slices.DeleteFunc(slices.Clone(h), func(r *helmrelease.Release) bool { return r.Version == version })
 	if rls != nil {
 		h = append(h, rls)
+		slices.SortFunc(h, func(a, b *helmrelease.Release) int { return a.Version - b.Version })
 	}
-	d.history[name] = h
-}
-
-func (d *HeldPending) Create(key string, rls *helmrelease.Release) error {
-	if rls.Info != nil && rls.Info.Status.IsPending() {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		d.held[key] = rls
-		return nil
-	}
-	err := d.Driver.Create(key, rls)
-	d.stored(rls.Name, rls.Version, rls, err)
-	return err
-}
-
-func (d *HeldPending) Update(key string, rls *helmrelease.Release) error {
-	d.mu.Lock()
-	_, held := d.held[key]
-	if held && rls.Info != nil && rls.Info.Status.IsPending() {
-		d.held[key] = rls
-		d.mu.Unlock()
-		return nil
-	}
-	delete(d.held, key)
-	d.mu.Unlock()
-	var err error
-	if held {
-		err = d.Driver.Create(key, rls)
-	} else {
-		err = d.Driver.Update(key, rls)
-	}
-	d.stored(rls.Name, rls.Version, rls, err)
-	return err
-}
-
-func (d *HeldPending) Get(key string) (*helmrelease.Release, error) {
-	d.mu.Lock()
-	rls, held := d.held[key]
-	d.mu.Unlock()
-	if held {
-		return rls, nil
-	}
-	return d.Driver.Get(key)
-}
-
-func (d *HeldPending) Delete(key string) (*helmrelease.Release, error) {
-	d.mu.Lock()
-	rls, held := d.held[key]
-	delete(d.held, key)
-	d.mu.Unlock()
-	if held {
-		return rls, nil
-	}
-	rls, err := d.Driver.Delete(key)
-	if err != nil {
-		d.forget()
-	} else {
-		d.stored(rls.Name, rls.Version, nil, nil)
-	}
-	return rls, err
-}
-
-// forget drops every remembered history (a failed delete names no release).
-func (d *HeldPending) forget() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	clear(d.history)
+	s.history[name] = h
 }

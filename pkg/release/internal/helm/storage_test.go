@@ -2,193 +2,100 @@ package helm
 
 import (
 	"errors"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
-// counting counts the writes that reach the driver it wraps.
-type counting struct {
-	driver.Driver
-	creates, updates int
+// calls counts the requests of a fake clientset by verb.
+func calls(cs *fake.Clientset) map[string]int {
+	n := map[string]int{}
+	cs.PrependReactor("*", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		n[a.GetVerb()]++
+		return false, nil, nil
+	})
+	return n
 }
 
-func (c *counting) Create(key string, rls *helmrelease.Release) error {
-	c.creates++
-	return c.Driver.Create(key, rls)
+var storeOwner = Owner{Kind: "K", Namespace: "ns", Name: "r", UID: "u", Release: "r", Legacy: "r"}
+
+func rev(version int, st rcommon.Status) *helmrelease.Release {
+	return &helmrelease.Release{Name: "r", Namespace: "ns", Version: version, Info: &helmrelease.Info{Status: st}, Labels: storeOwner.Labels()}
 }
 
-func (c *counting) Update(key string, rls *helmrelease.Release) error {
-	c.updates++
-	return c.Driver.Update(key, rls)
-}
+// A reconcile's store lists a release's records once and answers the rest
+// from what it listed and wrote; what it stores is what Helm stores (history
+// pruned to the maximum, never the deployed revision, which Helm's own
+// driver reads back).
+func TestAStoreListsAReleaseOnce(t *testing.T) {
+	cs := fake.NewClientset()
+	n := calls(cs)
+	s := NewStore(NewRecords(cs.CoreV1().ConfigMaps("ops"), storeOwner))
 
-func rev(version int, st helmrelease.Status) *helmrelease.Release {
-	return &helmrelease.Release{Name: "r", Namespace: "ns", Version: version, Info: &helmrelease.Info{Status: st}}
-}
-
-// An install writes its record once, deployed; an upgrade writes the new
-// revision once and supersedes the old one; a failed action is stored
-// failed; a pending revision is readable while held and never written.
-func TestPendingRecordsAreHeld(t *testing.T) {
-	inner := &counting{Driver: driver.NewMemory()}
-	d := HoldPending(inner)
-
-	require.NoError(t, d.Create("r.v1", rev(1, helmrelease.StatusPendingInstall)))
-	got, err := d.Get("r.v1")
-	require.NoError(t, err)
-	assert.Equal(t, helmrelease.StatusPendingInstall, got.Info.Status, "a held revision is readable")
-	_, err = inner.Get("r.v1")
-	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "and not written")
-	require.NoError(t, d.Update("r.v1", rev(1, helmrelease.StatusDeployed)))
-	assert.Equal(t, 1, inner.creates+inner.updates, "one write per install")
-
-	require.NoError(t, d.Create("r.v2", rev(2, helmrelease.StatusPendingUpgrade)))
-	require.NoError(t, d.Update("r.v1", rev(1, helmrelease.StatusSuperseded)))
-	require.NoError(t, d.Update("r.v2", rev(2, helmrelease.StatusDeployed)))
-	assert.Equal(t, 3, inner.creates+inner.updates, "two per upgrade: the new revision and the old one superseded")
-	assert.Equal(t, 2, inner.creates)
-
-	require.NoError(t, d.Create("r.v3", rev(3, helmrelease.StatusPendingUpgrade)))
-	require.NoError(t, d.Update("r.v3", rev(3, helmrelease.StatusFailed)))
-	got, err = inner.Get("r.v3")
-	require.NoError(t, err)
-	assert.Equal(t, helmrelease.StatusFailed, got.Info.Status, "a failed action is stored")
-
-	require.NoError(t, d.Create("r.v4", rev(4, helmrelease.StatusPendingUpgrade)))
-	gone, err := d.Delete("r.v4")
-	require.NoError(t, err)
-	assert.Equal(t, 4, gone.Version)
-	_, err = d.Get("r.v4")
-	assert.ErrorIs(t, err, driver.ErrReleaseNotFound)
-}
-
-// queries counts the queries that reach the driver it wraps.
-type queries struct {
-	driver.Driver
-	n int
-}
-
-func (q *queries) Query(labels map[string]string) ([]*helmrelease.Release, error) {
-	q.n++
-	return q.Driver.Query(labels)
-}
-
-// Helm's own install and upgrades, run as a reconcile runs them (a Get
-// first, each action with a driver of its own): each lists the release's
-// records once, and what is stored is exactly what Helm stores without the
-// memory (history pruned to MaxHistory, one revision deployed, the rest
-// superseded).
-func TestAReconcileListsAReleaseOnce(t *testing.T) {
-	ch := &chart.Chart{
-		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "c", Version: "0.1.0"},
-		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  v: {{ .Values.v | quote }}\n")}},
+	_, err := s.Last("r")
+	assert.ErrorIs(t, err, ErrReleaseNotFound)
+	require.NoError(t, s.Create(rev(1, rcommon.StatusDeployed), 3))
+	for v := 2; v <= 5; v++ {
+		last, err := s.Last("r")
+		require.NoError(t, err)
+		require.NoError(t, s.Create(rev(v, rcommon.StatusDeployed), 3))
+		last.Info.Status = rcommon.StatusSuperseded
+		require.NoError(t, s.Update(last))
 	}
-	inner := driver.NewMemory()
-	reconcile := func(v int) int {
-		q := &queries{Driver: inner}
-		cfg := &action.Configuration{
-			Releases:     storage.Init(HoldPending(q)),
-			KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
-			Capabilities: chartutil.DefaultCapabilities,
-			Log:          func(string, ...any) {},
-		}
-		vals := map[string]any{"v": v}
-		if _, err := action.NewGet(cfg).Run("r"); errors.Is(err, driver.ErrReleaseNotFound) {
-			in := action.NewInstall(cfg)
-			in.ReleaseName, in.Namespace = "r", "ns"
-			_, err := in.Run(ch, vals)
-			require.NoError(t, err)
-		} else {
-			require.NoError(t, err)
-			up := action.NewUpgrade(cfg)
-			up.Namespace, up.MaxHistory = "ns", 3
-			_, err := up.Run("r", ch, vals)
-			require.NoError(t, err)
-		}
-		return q.n
-	}
-	assert.Equal(t, 1, reconcile(0), "an install lists once")
-	for v := 1; v <= 4; v++ {
-		assert.Equal(t, 1, reconcile(v), "upgrade %d lists once", v)
-	}
-
-	stored, err := inner.Query(map[string]string{"name": "r", "owner": "helm"})
+	assert.Equal(t, 1, n["list"], "one list for the whole history")
+	assert.Equal(t, 5, n["create"])
+	assert.Equal(t, 4, n["update"])
+	d, err := s.Deployed("r")
 	require.NoError(t, err)
-	got := map[int]helmrelease.Status{}
-	for _, rls := range stored {
-		got[rls.Version] = rls.Info.Status
+	assert.Equal(t, 5, d.Version)
+
+	stored, err := driver.NewConfigMaps(cs.CoreV1().ConfigMaps("ops")).Query(map[string]string{"name": "r", "owner": "helm"})
+	require.NoError(t, err)
+	got := map[int]rcommon.Status{}
+	for _, r := range stored {
+		rel := r.(*helmrelease.Release)
+		got[rel.Version] = rel.Info.Status
 	}
-	assert.Equal(t, map[int]helmrelease.Status{3: helmrelease.StatusSuperseded, 4: helmrelease.StatusSuperseded, 5: helmrelease.StatusDeployed}, got,
-		"pruned to three revisions, the last deployed")
+	assert.Equal(t, map[int]rcommon.Status{3: rcommon.StatusSuperseded, 4: rcommon.StatusSuperseded, 5: rcommon.StatusDeployed}, got,
+		"pruned to three revisions, the last deployed, as Helm's driver reads them")
 }
 
-// A remembered history follows the driver's writes, answers the deployed
-// query from itself, and is forgotten when a write fails.
-func TestRememberedHistoryFollowsWrites(t *testing.T) {
-	q := &queries{Driver: driver.NewMemory()}
-	d := HoldPending(q)
-	history := map[string]string{"name": "r", "owner": "helm"}
-	deployed := map[string]string{"name": "r", "owner": "helm", "status": "deployed"}
-
-	_, err := d.Query(history)
-	assert.ErrorIs(t, err, driver.ErrReleaseNotFound, "no records yet")
-	require.NoError(t, d.Create("r.v1", rev(1, helmrelease.StatusDeployed)))
-	require.NoError(t, d.Create("r.v2", rev(2, helmrelease.StatusPendingUpgrade)))
-	h, err := d.Query(history)
+// A store lists again after a failed write, remembers the first failure,
+// and prunes around the deployed revision.
+func TestAStoreForgetsWhatAFailedWriteLeavesUnknown(t *testing.T) {
+	cs := fake.NewClientset()
+	n := calls(cs)
+	s := NewStore(NewRecords(cs.CoreV1().ConfigMaps("ops"), storeOwner))
+	require.NoError(t, s.WriteFailure())
+	require.NoError(t, s.Create(rev(1, rcommon.StatusDeployed), 0))
+	require.NoError(t, s.Create(rev(2, rcommon.StatusFailed), 0))
+	require.NoError(t, s.Create(rev(3, rcommon.StatusFailed), 2))
+	h, err := s.History("r")
 	require.NoError(t, err)
-	assert.Len(t, h, 1, "a held revision is not stored, so not listed")
-	require.NoError(t, d.Update("r.v1", rev(1, helmrelease.StatusSuperseded)))
-	require.NoError(t, d.Update("r.v2", rev(2, helmrelease.StatusDeployed)))
-	dep, err := d.Query(deployed)
-	require.NoError(t, err)
-	require.Len(t, dep, 1)
-	assert.Equal(t, 2, dep[0].Version)
-	_, err = d.Delete("r.v1")
-	require.NoError(t, err)
-	h, err = d.Query(history)
-	require.NoError(t, err)
-	require.Len(t, h, 1)
-	assert.Equal(t, 2, h[0].Version)
-	assert.Equal(t, 1, q.n, "one list for all of it")
+	var versions []int
+	for _, r := range h {
+		versions = append(versions, r.Version)
+	}
+	assert.Equal(t, []int{1, 3}, versions, "the deployed revision is kept, the oldest other one goes")
 
-	// An update of a record that is not stored fails: the next query lists.
-	assert.Error(t, d.Update("r.v9", rev(9, helmrelease.StatusDeployed)))
-	_, err = d.Query(history)
-	require.NoError(t, err)
-	assert.Equal(t, 2, q.n, "listed again after a failed write")
-
-	// Other queries are not remembered.
-	_, _ = d.Query(map[string]string{"owner": "helm"})
-	_, _ = d.Query(map[string]string{"owner": "helm"})
-	assert.Equal(t, 4, q.n)
-}
-
-// failing refuses every write.
-type failing struct{ driver.Driver }
-
-func (failing) Create(string, *helmrelease.Release) error { return errors.New("refused") }
-func (failing) Update(string, *helmrelease.Release) error { return errors.New("refused") }
-
-// Helm logs a failed write of the record that ends an install and reports
-// success; the driver remembers it for the reconciler (Reconciler.recorded),
-// so that objects applied without a record are a failure.
-func TestAFailedRecordWriteIsRemembered(t *testing.T) {
-	d := HoldPending(failing{driver.NewMemory()})
-	require.NoError(t, d.WriteFailure())
-	require.NoError(t, d.Create("r.v1", rev(1, helmrelease.StatusPendingInstall)), "a pending revision is held, not written")
-	require.NoError(t, d.WriteFailure())
-	require.Error(t, d.Update("r.v1", rev(1, helmrelease.StatusDeployed)))
-	err := d.WriteFailure()
+	assert.Error(t, s.Update(rev(9, rcommon.StatusDeployed)), "no such record")
+	err = s.WriteFailure()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "store release r revision 1")
+	assert.Contains(t, err.Error(), "store release r revision 9")
+	before := n["list"]
+	_, err = s.History("r")
+	require.NoError(t, err)
+	assert.Equal(t, before+1, n["list"], "listed again after a failed write")
+
+	cs.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("refused")
+	})
+	assert.Error(t, s.Create(rev(4, rcommon.StatusDeployed), 0))
 }
