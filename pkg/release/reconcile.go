@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/chart/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"

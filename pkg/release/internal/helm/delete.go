@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sort"
 
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 )
