@@ -10,6 +10,8 @@
 #   hack/tools.sh assets     print the KUBEBUILDER_ASSETS folder
 #   hack/tools.sh controller-gen   build controller-gen only (the code
 #                            generators need nothing else)
+#   hack/tools.sh helm       build Helm 4's CLI into bin/helm (the upgrade
+#                            test lists the operator's releases with it)
 #   hack/tools.sh opm        build operator-registry's catalog tools only
 #   hack/tools.sh olm        build OLM v0 (olm-operator, catalog-operator,
 #                            package-server, opm) into bin/olm with its CRDs
@@ -203,13 +205,14 @@ case "${1:-all}" in
   oldest-assets) echo "$oldest"; exit 0 ;;
   oldest) oldest_tools; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
+  helm) build helm "$bin/helm" helm.sh/helm/v4/cmd/helm; exit 0 ;;
   opm) opm_tools; exit 0 ;;
   olm) olm_tools; exit 0 ;;
   olmv1) olmv1_tools; exit 0 ;;
   kueue) kueue_crds; exit 0 ;;
   kueue-manager) kueue_crds; build kueue "$bin/kueue/kueue" sigs.k8s.io/kueue/cmd/kueue; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|helm|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
 esac
 
 k8s_minor=${k8s_version#v1.}
@@ -224,6 +227,7 @@ build kube-apiserver "$assets/kube-scheduler" k8s.io/kubernetes/cmd/kube-schedul
 build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
 build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
+build helm "$bin/helm" helm.sh/helm/v4/cmd/helm
 opm_tools
 olm_tools
 olmv1_tools

@@ -48,7 +48,7 @@ import (
 
 // fakeReleases are the release clients over fake clients: installs and
 // upgrades are counted as the records they create, and applyErr fails
-// every apply.
+// every create and apply of an object.
 type fakeReleases struct {
 	records            *k8sfake.Clientset
 	objects            *dynamicfake.FakeDynamicClient
@@ -66,6 +66,12 @@ func newFakeReleases() *fakeReleases {
 			f.installs++
 		default:
 			f.upgrades++
+		}
+		return false, nil, nil
+	})
+	f.objects.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if f.applyErr != nil {
+			return true, nil, f.applyErr
 		}
 		return false, nil, nil
 	})

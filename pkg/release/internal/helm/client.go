@@ -94,7 +94,8 @@ func (c *Client) Install(ctx context.Context, a Action) (*helmrelease.Release, e
 // Upgrade renders, gates and applies the next revision of a release whose
 // latest revision is last, deletes the operator's objects of the revision
 // it replaces that the new one no longer renders, and records it; the
-// replaced revision is recorded superseded.
+// deployed revisions (one, unless an earlier process died mid-write) are
+// recorded superseded first.
 func (c *Client) Upgrade(ctx context.Context, a Action, last *helmrelease.Release) (*helmrelease.Release, Result, error) {
 	current := last
 	if last.Info == nil || last.Info.Status != rcommon.StatusDeployed {
@@ -131,15 +132,25 @@ func (c *Client) Upgrade(ctx context.Context, a Action, last *helmrelease.Releas
 		rel.SetStatus(rcommon.StatusFailed, fmt.Sprintf("Upgrade %q failed: %s", a.Name, err))
 		return nil, res, errors.Join(err, c.Store.Create(rel, a.MaxHistory))
 	}
+	// The revisions deployed so far are superseded before the new one is
+	// stored, as Helm orders it: a process killed in between leaves no
+	// deployed revision, and the next reconcile upgrades again, where the
+	// other order would leave two deployed for good.
+	history, err := c.Store.History(a.Name)
+	if err != nil && !errors.Is(err, ErrReleaseNotFound) {
+		return nil, res, err
+	}
+	for _, h := range history {
+		if h.Info != nil && h.Info.Status == rcommon.StatusDeployed {
+			h.Info.Status = rcommon.StatusSuperseded
+			if err := c.Store.Update(h); err != nil {
+				return nil, res, c.notRecorded(h, err)
+			}
+		}
+	}
 	rel.SetStatus(rcommon.StatusDeployed, "Upgrade complete")
 	if err := c.Store.Create(rel, a.MaxHistory); err != nil {
 		return nil, res, c.notRecorded(rel, err)
-	}
-	if current.Info != nil && current.Info.Status == rcommon.StatusDeployed {
-		current.Info.Status = rcommon.StatusSuperseded
-		if err := c.Store.Update(current); err != nil {
-			return nil, res, c.notRecorded(current, err)
-		}
 	}
 	return rel, res, nil
 }

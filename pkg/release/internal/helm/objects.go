@@ -119,39 +119,57 @@ func (k *Kube) Get(ctx context.Context, o *Object) (*unstructured.Unstructured, 
 	return live, err
 }
 
-// Apply applies o with server-side apply under ManagedBy, taking the
-// fields it renders from any other manager (the operator is the object's
-// owner: the gate checked it). live is the object as last read (nil when
-// it did not exist): fields that earlier versions of the operator wrote
-// with updates and patches (Helm 3's three-way merges, the gate's
-// patches) are moved to the apply manager first, in the same request's
-// stead when nothing else needs moving, so that a field the chart stops
-// rendering is removed.
+// Apply writes o as rendered. One that did not exist when it was read
+// (live nil) is created: a create fails when someone made an object of the
+// name since, which is then theirs (the next reconcile's gate says so),
+// where an apply would have taken it over. One that exists is applied with
+// server-side apply under ManagedBy, taking the fields it renders from any
+// other manager (the gate checked that it is the operator's), with its UID
+// as read: an object replaced since is refused (its UID is immutable), not
+// overwritten. Fields written by updates and patches, by earlier versions
+// of the operator (Helm 3's three-way merges, the gate's patches) and by
+// its creates, are moved to the apply manager first, so that a field the
+// chart stops rendering is removed.
 func (k *Kube) Apply(ctx context.Context, o *Object, live *unstructured.Unstructured) error {
-	if live != nil {
-		patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, csaManagers, ManagedBy)
-		if err != nil {
+	if live == nil {
+		if _, err := k.resource(o).Create(ctx, o.Unstructured, metav1.CreateOptions{FieldManager: ManagedBy}); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				// Retried: the gate then reads whose it is.
+				return fmt.Errorf("create %s: made by someone else since it was read: %s", o.Ref(), err.Error())
+			}
+			return fmt.Errorf("create %s: %w", o.Ref(), err)
+		}
+		return nil
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, csaManagers, ManagedBy)
+	if err != nil {
+		return fmt.Errorf("apply %s: move the fields of earlier writes: %w", o.Ref(), err)
+	}
+	if patch != nil {
+		if _, err := k.resource(o).Patch(ctx, o.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("apply %s: move the fields of earlier writes: %w", o.Ref(), err)
 		}
-		if patch != nil {
-			if _, err := k.resource(o).Patch(ctx, o.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
-				return fmt.Errorf("apply %s: move the fields of earlier writes: %w", o.Ref(), err)
-			}
-		}
 	}
-	data, err := json.Marshal(o.Object)
+	body := o.DeepCopy()
+	body.SetUID(live.GetUID())
+	data, err := json.Marshal(body.Object)
 	if err != nil {
 		return err
 	}
 	if _, err := k.resource(o).Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: ManagedBy, Force: ptr.To(true)}); err != nil {
+		if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "metadata.uid") {
+			// Retried: the gate then reads whose it is.
+			return fmt.Errorf("apply %s: replaced since it was read: %s", o.Ref(), err.Error())
+		}
 		return fmt.Errorf("apply %s: %w", o.Ref(), err)
 	}
 	return nil
 }
 
-// csaManagers are the field managers of earlier versions' writes: Helm 3's
-// kube client wrote as ManagedBy; the gate's and drift repair's patches as
-// the operator binary's name.
+// csaManagers are the field managers of updates, creates and patches: the
+// operator's own (ManagedBy: its creates and the gate's patches, and Helm
+// 3's kube client in earlier versions) and the binary's name (earlier
+// versions' gate and drift repair patches).
 var csaManagers = sets.New(ManagedBy, "manager")
 
 // MergePatch sends a JSON merge patch of o's object under ManagedBy and
