@@ -24,25 +24,17 @@ var (
 // answers the later questions of the same reconcile from it, kept current
 // with its own writes. Within one reconcile nothing but this store writes
 // the release's records: one leader reconciles, and one CR reconciles at a
-// time. A write that fails forgets the history, and is remembered
-// (WriteFailure).
+// time. A write that fails forgets the history (the next question lists it
+// again); its error goes to the caller.
 type Store struct {
 	records *records
 	mu      sync.Mutex
 	history map[string][]*helmrelease.Release
-	failed  error
 }
 
 // NewStore is the store of a CR's records.
 func NewStore(r *records) *Store {
 	return &Store{records: r, history: map[string][]*helmrelease.Release{}}
-}
-
-// WriteFailure is the first write of a record that failed, if any.
-func (s *Store) WriteFailure() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failed
 }
 
 // History is every stored revision of the release, oldest first;
@@ -169,9 +161,6 @@ func (s *Store) stored(name string, version int, rls *helmrelease.Release, err e
 	defer s.mu.Unlock()
 	h, known := s.history[name]
 	if err != nil {
-		if s.failed == nil {
-			s.failed = fmt.Errorf("store release %s revision %d: %w", name, version, err)
-		}
 		delete(s.history, name)
 		return
 	}
