@@ -141,7 +141,7 @@ test-e2e: tools build ## kuttl suites alone under test/e2e on the local cluster 
 	hack/e2e.sh $(E2EFLAGS)
 
 .PHONY: bench
-bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes and reads, throughput against the write floor, writes per CR, phase split, scaling to 1,000 CRs (about 7 minutes; BENCHFLAGS="-idle=30s -scale=0" for a quick run, -kind=OGXServer, TrustyAIService, NemoGuardrails or EvalHub for the other kinds, -kind=LMEvalJob for jobs to Complete, -cpuprofile/-trace/-apiserver-cpuprofile/-heapprofile FILE).
+bench: tools build ## Benchmarks on the local cluster (bare API server unless BENCHFLAGS=-workloads): memory, ConfigMap->rollout latency, idle writes and reads, throughput against the write floor, writes per CR, phase split, scaling to 1,000 CRs (about 7 minutes; BENCHFLAGS="-idle=30s -scale=0" for a quick run, -kind=OGXServer, TrustyAIService, NemoGuardrails or EvalHub for the other kinds, -kind=LMEvalJob for jobs to Complete, -cpuprofile/-trace/-apiserver-cpuprofile/-heapprofile FILE, -peer BINARY for another operator's rows beside these: docs/performance.md).
 	KUBEBUILDER_ASSETS=$(ASSETS) go run ./test/bench -manager $(BIN)/manager $(BENCHFLAGS)
 
 .PHONY: bundle

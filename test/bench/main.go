@@ -73,6 +73,7 @@ type options struct {
 	manager, root, kind                      string
 	cpuprofile, trace, heapprofile, log      string
 	audit, apiserverProfile                  string
+	peer                                     string
 	workloads, warmup                        bool
 }
 
@@ -95,6 +96,7 @@ func main() {
 	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer, TrustyAIService, NemoGuardrails, EvalHub or LMEvalJob (a preview kind: jobs to Complete, writes and reads per job, idle, RSS)")
 	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
 	flag.BoolVar(&o.warmup, "warmup", true, "reconcile one CR in a namespace of its own before the figures: the first batch's time per CR then leaves out the process's one-time start (lazy discovery, first connections, the first heap growth)")
+	flag.StringVar(&o.peer, "peer", "", "another operator's binary serving -kind (the upstream one, built by you; it runs in its directory, laid out as its image is): run first on the same fresh cluster with -crs CRs of its own, for its rows beside the operator's (time to Deployments, CPU, writes and reads per CR, RSS after the same idle, binary size)")
 	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
 	flag.Parse()
 	bench := run
@@ -142,6 +144,13 @@ func run(o options) error {
 
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ai-stack-operator-system"}}); err != nil {
 		return err
+	}
+	var peerRows []row
+	var peerResult *peerRun
+	if o.peer != "" {
+		if peerResult, err = runPeer(ctx, o, dir, kubeconfig, c, md); err != nil {
+			return fmt.Errorf("peer %s: %w", o.peer, err)
+		}
 	}
 	pprofPort, err := freePort()
 	if err != nil {
@@ -450,6 +459,10 @@ func run(o options) error {
 		{"(vi) reconcile time while creating, per phase", phaseSplit(createPhases, split), "", ""},
 	}...)
 	rows = append(rows, scaleRows...)
+	if peerResult != nil {
+		peerRows = peerResult.rows(o, rssIdle, reconcile100, replay100, perCR, readsPerCR, idleWrites, idleReads)
+		rows = append(rows, peerRows...)
+	}
 	printTable(rows)
 	return nil
 }
@@ -496,7 +509,12 @@ func startOperator(o options, dir, kubeconfig string, extra ...string) (*exec.Cm
 // need, and so would weigh on the very time it measures, more at 1,000 CRs
 // than at 100.
 func createBatch(ctx context.Context, c client.Client, md metadata.Interface, k benchKind, from, to int) (time.Duration, error) {
-	deployments := md.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace("bench")
+	return createBatchIn(ctx, c, md, k, "bench", from, to)
+}
+
+// createBatchIn is createBatch in namespace ns.
+func createBatchIn(ctx context.Context, c client.Client, md metadata.Interface, k benchKind, ns string, from, to int) (time.Duration, error) {
+	deployments := md.Resource(appsv1.SchemeGroupVersion.WithResource("deployments")).Namespace(ns)
 	seen := map[string]bool{}
 	watchFrom := func() (watch.Interface, error) {
 		list, err := deployments.List(ctx, metav1.ListOptions{})
@@ -516,7 +534,11 @@ func createBatch(ctx context.Context, c client.Client, md metadata.Interface, k 
 	start := time.Now()
 	created := make(chan error, 1)
 	go func() {
-		created <- parallel(to-from, 8, func(i int) error { return c.Create(ctx, k.cr(from+i)) })
+		created <- parallel(to-from, 8, func(i int) error {
+			cr := k.cr(from + i)
+			cr.SetNamespace(ns)
+			return c.Create(ctx, cr)
+		})
 	}()
 	giveUp := time.After(20 * time.Minute)
 	for len(seen) < to {
