@@ -33,11 +33,6 @@ func releaseRecordsOf(t *testing.T, prefix, ns, name string) []corev1.ConfigMap 
 	return list.Items
 }
 
-// releaseKey is the storage key of a release revision.
-func releaseKey(ns, name string, version int) string {
-	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", naming.ReleaseName("llsd", ns, name), version)
-}
-
 // unstructuredObj lets a test send what typed clients cannot express.
 type unstructuredObj = unstructured.Unstructured
 

@@ -89,7 +89,7 @@ func TestCreateRendersEveryObject(t *testing.T) {
 
 	secrets := releaseRecords(t, ns, "demo")
 	require.Len(t, secrets, 1)
-	assert.Equal(t, releaseKey(ns, "demo", 1), secrets[0].Name)
+	assert.Equal(t, framework.Key(naming.ReleaseName("llsd", ns, "demo"), 1), secrets[0].Name)
 	assert.Equal(t, string(got.UID), secrets[0].Labels[release.LabelOwnerUID])
 	assert.Equal(t, ns, secrets[0].Labels[release.LabelOwnerNamespace])
 	assert.Equal(t, "true", secrets[0].Labels[release.LabelManaged])

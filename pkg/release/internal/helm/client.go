@@ -119,10 +119,7 @@ func (c *Client) Upgrade(ctx context.Context, a Action, last *helmrelease.Releas
 	if current.Info != nil {
 		rel.Info.FirstDeployed = current.Info.FirstDeployed
 	}
-	previous, err := c.previous(current.Manifest)
-	if err != nil {
-		return nil, Result{}, err
-	}
+	previous := c.previous(current.Manifest)
 	res := Result{}
 	err = c.apply(ctx, gated, previous)
 	if err == nil {
@@ -182,20 +179,37 @@ func (c *Client) render(ctx context.Context, a Action) (*Gated, error) {
 
 // previous is the earlier revision's objects by "group/Kind/namespace/name",
 // as the gate passed them, for the objects the manifest can still build (a
-// kind whose API went is not compared; an object not found there is
-// applied).
-func (c *Client) previous(manifest string) (map[string]*unstructured.Unstructured, error) {
+// kind whose API went is not compared; an object not found there, or left
+// out by an error, is applied).
+func (c *Client) previous(manifest string) map[string]*unstructured.Unstructured {
 	out := map[string]*unstructured.Unstructured{}
+	_ = eachStored(c.Kube, manifest, func(o *Object) error {
+		out[key(o)] = o.Unstructured
+		return nil
+	})
+	return out
+}
+
+// eachStored calls f for each object of a stored manifest, one document at
+// a time: the API of an optional kind (a ServiceMonitor, a Route) may have
+// been removed since, and with it every object of that kind, which is then
+// skipped.
+func eachStored(k *Kube, manifest string, f func(*Object) error) error {
 	for _, doc := range guard.Documents(manifest) {
-		objs, err := c.Kube.Build(doc)
-		if err != nil {
+		objs, err := k.Build(doc)
+		switch {
+		case meta.IsNoMatchError(err):
 			continue
+		case err != nil:
+			return err
 		}
 		for _, o := range objs {
-			out[key(o)] = o.Unstructured
+			if err := f(o); err != nil {
+				return err
+			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func key(o *Object) string {
@@ -252,29 +266,23 @@ func (c *Client) deleteDropped(ctx context.Context, manifest string, gated *Gate
 		rendered[key(l.obj)] = true
 	}
 	var res Result
-	for _, doc := range guard.Documents(manifest) {
-		objs, err := c.Kube.Build(doc)
+	err := eachStored(c.Kube, manifest, func(o *Object) error {
+		if rendered[key(o)] {
+			return nil
+		}
+		deleted, left, err := deleteOwned(ctx, c.Kube, o, c.Policy, c.Ownership)
 		switch {
-		case meta.IsNoMatchError(err):
-			// An object of a kind whose API went is gone with it.
-			continue
 		case err != nil:
-			return res, err
+			return err
+		case left != "":
+			res.Left = append(res.Left, left)
+		case deleted:
+			res.Deleted = append(res.Deleted, o.Mapping.GroupVersionKind.Kind+"/"+o.GetName())
 		}
-		for _, o := range objs {
-			if rendered[key(o)] {
-				continue
-			}
-			deleted, left, err := deleteOwned(ctx, c.Kube, o, c.Policy, c.Ownership)
-			switch {
-			case err != nil:
-				return res, err
-			case left != "":
-				res.Left = append(res.Left, left)
-			case deleted:
-				res.Deleted = append(res.Deleted, o.Mapping.GroupVersionKind.Kind+"/"+o.GetName())
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 	slices.Sort(res.Left)
 	return res, nil

@@ -8,7 +8,6 @@ import (
 
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 )
@@ -71,32 +70,24 @@ func DeleteReleaseObjects(ctx context.Context, k *Kube, history []*helmrelease.R
 				kept[o.Kind+"/"+o.Name] = true
 			}
 		}
-		// One document at a time: the API of an optional kind (a ServiceMonitor,
-		// a Route) may have been removed since, and with it every object of
-		// that kind; that is no reason to keep the CR from being deleted.
-		for _, doc := range guard.Documents(manifest) {
-			built, err := k.Build(doc)
+		err = eachStored(k, manifest, func(o *Object) error {
+			if done[key(o)] || kept[o.Mapping.GroupVersionKind.Kind+"/"+o.GetName()] {
+				return nil
+			}
+			done[key(o)] = true
+			ok, l, err := deleteOwned(ctx, k, o, policy, own)
 			switch {
-			case meta.IsNoMatchError(err):
-				continue
 			case err != nil:
-				return deleted, left, fmt.Errorf("read release %s revision %d: %w", rel.Name, rel.Version, err)
+				return err
+			case l != "":
+				left = append(left, l)
+			case ok:
+				deleted++
 			}
-			for _, o := range built {
-				if done[key(o)] || kept[o.Mapping.GroupVersionKind.Kind+"/"+o.GetName()] {
-					continue
-				}
-				done[key(o)] = true
-				ok, l, err := deleteOwned(ctx, k, o, policy, own)
-				switch {
-				case err != nil:
-					return deleted, left, err
-				case l != "":
-					left = append(left, l)
-				case ok:
-					deleted++
-				}
-			}
+			return nil
+		})
+		if err != nil {
+			return deleted, left, fmt.Errorf("release %s revision %d: %w", rel.Name, rel.Version, err)
 		}
 	}
 	sort.Strings(left)

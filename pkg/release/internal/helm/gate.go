@@ -337,16 +337,11 @@ func readLive(ctx context.Context, k *Kube, o *Object, own guard.Ownership) (l l
 		return l, nil, nil
 	}
 	l.existing = existing
-	return l, l.owned(own), nil
+	return l, owned(o, existing, own), nil
 }
 
 // owned is nil when the object, which exists, is the operator's for this
 // release and CR, and a *guard.Conflict when it is not.
-func (l liveObject) owned(own guard.Ownership) error {
-	m := l.existing
-	return own.Check(l.obj.Ref(), m.GetLabels(), m.GetAnnotations(), m.GetOwnerReferences())
-}
-
 // refusal is a manifest refused because objects are in its way, or whose
 // takeover the API server refused, with the objects it renders.
 type refusal struct {
