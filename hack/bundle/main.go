@@ -19,6 +19,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 func main() {
@@ -88,10 +89,10 @@ func run(o olm.Options, check bool) error {
 // under the RELATED_IMAGE_ names the operator reads.
 func RelatedImages() map[string]string {
 	images := map[string]string{
-		trustyai.EnvServiceImage: trustyai.DefaultServiceImage,
-		trustyai.EnvProxyImage:   trustyai.DefaultProxyImage,
-		nemoguardrails.EnvImage:  nemoguardrails.DefaultImage,
-		evalhub.EnvImage:         evalhub.DefaultImage,
+		trustyai.EnvServiceImage:     trustyai.DefaultServiceImage,
+		trustyaifamily.EnvProxyImage: trustyaifamily.DefaultProxyImage,
+		nemoguardrails.EnvImage:      nemoguardrails.DefaultImage,
+		evalhub.EnvImage:             evalhub.DefaultImage,
 	}
 	for name, img := range distributions.Default() {
 		images[name] = img

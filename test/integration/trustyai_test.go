@@ -23,6 +23,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"time"
@@ -541,7 +542,7 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 			return nil
 		})
 	}
-	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy="+trustyai.DefaultProxyImage)
+	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy="+trustyaifamily.DefaultProxyImage)
 
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: settingsConfigMap},
@@ -558,7 +559,7 @@ func TestTrustyAIServiceImagesFollowTheSettings(t *testing.T) {
 	assert.Equal(t, []string{"trustyai-service=mirror.example.com/trustyai@sha256:0123", "kube-rbac-proxy=mirror.example.com/kube-rbac-proxy:v1"}, images(), "nothing running changes")
 
 	require.NoError(t, k8s.Delete(context.Background(), cm))
-	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy="+trustyai.DefaultProxyImage)
+	waitImages("trustyai-service=quay.io/trustyai/trustyai-service:latest", "kube-rbac-proxy="+trustyaifamily.DefaultProxyImage)
 }
 
 // Upstream's ConfigMap trustyai-service-operator-config in the operator's
@@ -591,7 +592,7 @@ func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
 			return nil
 		})
 	}
-	waitImages(trustyai.DefaultServiceImage, trustyai.DefaultProxyImage)
+	waitImages(trustyai.DefaultServiceImage, trustyaifamily.DefaultProxyImage)
 
 	upstream := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: "trustyai-service-operator-config"},
@@ -620,7 +621,7 @@ func TestTrustyAIServiceImagesFromUpstreamsConfigMap(t *testing.T) {
 	require.NoError(t, k8s.Delete(ctx, ours))
 	waitImages("env.example.com/trustyai:1", "upstream.example.com/kube-rbac-proxy:1")
 	require.NoError(t, k8s.Delete(ctx, upstream))
-	waitImages("env.example.com/trustyai:1", trustyai.DefaultProxyImage)
+	waitImages("env.example.com/trustyai:1", trustyaifamily.DefaultProxyImage)
 	cm := &corev1.ConfigMap{}
 	assert.True(t, apierrors.IsNotFound(env.Get(operatorNamespace, "trustyai-service-operator-config", cm)), "the operator never writes upstream's ConfigMap")
 }

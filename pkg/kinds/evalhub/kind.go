@@ -15,13 +15,13 @@ import (
 
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/proxybinding"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // Labels of the provider and collection definitions (upstream's): type
@@ -107,9 +107,9 @@ func (k *Kind) settings(ctx context.Context) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("read operator settings: %w", err)
 	}
-	upstream, err := k.OperatorConfigMapData(ctx, trustyai.UpstreamConfigMap)
+	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
 	if err != nil {
-		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyai.UpstreamConfigMap, err)
+		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
 	}
 	return ParseSettings(k.Env(), data, upstream, k.OperatorNamespace)
 }
@@ -255,7 +255,7 @@ func trustRequest(cr *evalhubv1.EvalHub, v valuesInputs, stored *cabundle.Stored
 // settings render was given, no definition, no CA bundle.
 func (k *Kind) OfflineInputs(_ *evalhubv1.EvalHub, caps release.Capabilities) (*Inputs, error) {
 	data, _ := k.SettingsData(context.Background())
-	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyai.UpstreamConfigMap)
+	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyaifamily.UpstreamConfigMap)
 	s, err := ParseSettings(k.Env(), data, upstream, k.OperatorNamespace)
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func binding(cr *evalhubv1.EvalHub) proxybinding.Binding {
 	}
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}
 	owner := []string{release.LabelManaged, release.LabelOwnerNamespace, labelOwnerName, release.LabelOwnerKind}
-	return proxybinding.Labelled(bindingName(cr.Name, cr.Namespace), trustyai.ProxyClusterRole, sa, labels, owner, evalhubv1.Kind, "config/rbac/trustyai_proxy_role.yaml")
+	return proxybinding.Labelled(bindingName(cr.Name, cr.Namespace), trustyaifamily.ProxyClusterRole, sa, labels, owner, evalhubv1.Kind, "config/rbac/trustyai_proxy_role.yaml")
 }
 
 // ConfigMapRefs implements release.ConfigMapReader: the MLflow CA
@@ -348,7 +348,7 @@ func (*Kind) ConfigMapRefs(cr *evalhubv1.EvalHub) []string {
 // SharedConfigMaps implements release.ConfigMapReader: the operator's
 // settings and upstream's ConfigMap.
 func (k *Kind) SharedConfigMaps() []string {
-	return k.SharedConfigMapsWith(trustyai.UpstreamConfigMap)
+	return k.SharedConfigMapsWith(trustyaifamily.UpstreamConfigMap)
 }
 
 // Status implements release.Kind: the Deployments through the cache.

@@ -6,14 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // The keys and variables of eval-hub's image: upstream's
 // (controllers/evalhub/constants.go), so that an existing operator ConfigMap
 // or OLM's RELATED_IMAGE_ carries over. kube-rbac-proxy's image is
-// TrustyAIService's (trustyai.KeyProxyImage).
+// TrustyAIService's (trustyaifamily.KeyProxyImage).
 const (
 	KeyImage     = "evalHubImage"
 	EnvImage     = "RELATED_IMAGE_ODH_EVAL_HUB_IMAGE"
@@ -81,7 +81,7 @@ type Settings struct {
 func ParseSettings(environ []string, data, upstream map[string]string, operatorNamespace string) (Settings, error) {
 	s := Settings{
 		Image:                     settings.Image(data, KeyImage, environ, EnvImage, settings.Image(upstream, KeyImage, nil, "", DefaultImage)),
-		ProxyImage:                settings.Image(data, trustyai.KeyProxyImage, environ, trustyai.EnvProxyImage, settings.Image(upstream, trustyai.KeyProxyImage, nil, "", trustyai.DefaultProxyImage)),
+		ProxyImage:                trustyaifamily.ProxyImage(environ, data, upstream),
 		Server:                    Resources{Requests: map[string]string{}, Limits: map[string]string{}},
 		Proxy:                     Resources{Requests: map[string]string{}, Limits: map[string]string{}},
 		HardwareProfilesNamespace: operatorNamespace,
@@ -102,7 +102,7 @@ func ParseSettings(environ []string, data, upstream map[string]string, operatorN
 	for _, k := range resourceKeys {
 		v, from := strings.TrimSpace(data[k.key]), "the operator's settings"
 		if v == "" {
-			v, from = strings.TrimSpace(upstream[k.key]), "ConfigMap "+trustyai.UpstreamConfigMap
+			v, from = strings.TrimSpace(upstream[k.key]), "ConfigMap "+trustyaifamily.UpstreamConfigMap
 		}
 		if v == "" {
 			v = k.def

@@ -20,12 +20,12 @@ import (
 
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/proxybinding"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // Kind is NemoGuardrails for the release reconciler.
@@ -86,9 +86,9 @@ func (k *Kind) settings(ctx context.Context) (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("read operator settings: %w", err)
 	}
-	upstream, err := k.OperatorConfigMapData(ctx, trustyai.UpstreamConfigMap)
+	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
 	if err != nil {
-		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyai.UpstreamConfigMap, err)
+		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
 	}
 	return ParseSettings(k.Env(), data, upstream)
 }
@@ -190,7 +190,7 @@ func trustRequest(cr *nemov1alpha1.NemoGuardrails, v valuesInputs, stored *cabun
 // settings render was given, no CA bundle, no ConfigMap read.
 func (k *Kind) OfflineInputs(_ *nemov1alpha1.NemoGuardrails, caps release.Capabilities) (*Inputs, error) {
 	data, _ := k.SettingsData(context.Background())
-	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyai.UpstreamConfigMap)
+	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyaifamily.UpstreamConfigMap)
 	s, err := ParseSettings(k.Env(), data, upstream)
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (*Kind) ConfigMapRefs(cr *nemov1alpha1.NemoGuardrails) []string {
 // SharedConfigMaps implements release.ConfigMapReader: the operator's
 // settings and upstream's ConfigMap.
 func (k *Kind) SharedConfigMaps() []string {
-	return k.SharedConfigMapsWith(trustyai.UpstreamConfigMap)
+	return k.SharedConfigMapsWith(trustyaifamily.UpstreamConfigMap)
 }
 
 // Recheck implements release.Rechecker: Routes are not watched, so while
@@ -295,7 +295,7 @@ func binding(cr *nemov1alpha1.NemoGuardrails) proxybinding.Binding {
 	}
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}
 	owner := []string{release.LabelManaged, labelOwnerNamespace, labelOwnerName, release.LabelOwnerKind}
-	return proxybinding.Labelled(bindingName(cr.Name, cr.Namespace), trustyai.ProxyClusterRole, sa, labels, owner, nemov1alpha1.Kind, "config/rbac/trustyai_proxy_role.yaml")
+	return proxybinding.Labelled(bindingName(cr.Name, cr.Namespace), trustyaifamily.ProxyClusterRole, sa, labels, owner, nemov1alpha1.Kind, "config/rbac/trustyai_proxy_role.yaml")
 }
 
 // Labels of the proxy binding: whose it is.

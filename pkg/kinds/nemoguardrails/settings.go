@@ -1,14 +1,14 @@
 package nemoguardrails
 
 import (
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // The keys and variables of the server's image: upstream's
 // (controllers/images/resolver.go), so that an existing operator
 // ConfigMap or OLM's RELATED_IMAGE_ carries over. kube-rbac-proxy's image
-// is TrustyAIService's (trustyai.KeyProxyImage).
+// is TrustyAIService's (trustyaifamily.KeyProxyImage).
 const (
 	KeyImage     = "nemo-guardrails-image"
 	EnvImage     = "RELATED_IMAGE_ODH_TRUSTYAI_NEMO_GUARDRAILS_SERVER_IMAGE"
@@ -37,13 +37,13 @@ type Settings struct {
 func ParseSettings(environ []string, data, upstream map[string]string) (Settings, error) {
 	s := Settings{
 		Image:      settings.Image(data, KeyImage, environ, EnvImage, settings.Image(upstream, KeyImage, nil, "", DefaultImage)),
-		ProxyImage: settings.Image(data, trustyai.KeyProxyImage, environ, trustyai.EnvProxyImage, settings.Image(upstream, trustyai.KeyProxyImage, nil, "", trustyai.DefaultProxyImage)),
+		ProxyImage: trustyaifamily.ProxyImage(environ, data, upstream),
 	}
 	var err error
 	if s.ProgressDeadlineSeconds, err = settings.Seconds(data, settings.KeyProgressDeadlineSeconds); err != nil {
 		return s, err
 	}
-	if s.IngressDomain, s.IngressClass, err = trustyai.IngressSettings(data); err != nil {
+	if s.IngressDomain, s.IngressClass, err = trustyaifamily.IngressSettings(data); err != nil {
 		return s, err
 	}
 	if s.CrossNamespaceCABundles, err = settings.Switch(data, KeyCrossNamespaceCABundles, false); err != nil {

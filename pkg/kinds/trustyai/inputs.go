@@ -16,6 +16,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // Inputs are what Gather reads for one CR.
@@ -45,9 +46,9 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 	if err != nil {
 		return nil, fmt.Errorf("read operator settings: %w", err)
 	}
-	upstream, err := k.OperatorConfigMapData(ctx, UpstreamConfigMap)
+	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
 	if err != nil {
-		return nil, fmt.Errorf("read upstream's ConfigMap %s: %w", UpstreamConfigMap, err)
+		return nil, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
 	}
 	s, err := ParseSettings(k.Env(), data, upstream)
 	if err != nil {
@@ -124,7 +125,7 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 // (--settings; ours and upstream's), no CA bundle.
 func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilities) (*Inputs, error) {
 	data, _ := k.SettingsData(context.Background())
-	upstream, _ := k.OperatorConfigMapData(context.Background(), UpstreamConfigMap)
+	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyaifamily.UpstreamConfigMap)
 	s, err := ParseSettings(k.Env(), data, upstream)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // The optional APIs the chart renders into, or detects.
@@ -144,7 +145,7 @@ func (*Kind) ConfigMapRefs(cr *trustyv1.TrustyAIService) []string {
 // settings and upstream's ConfigMap, both in the operator's namespace; a
 // change to either reconciles every TrustyAIService.
 func (k *Kind) SharedConfigMaps() []string {
-	return k.SharedConfigMapsWith(UpstreamConfigMap)
+	return k.SharedConfigMapsWith(trustyaifamily.UpstreamConfigMap)
 }
 
 // Recheck implements release.Rechecker: what no watch of the operator sees

@@ -20,6 +20,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
 // upstreamSample is upstream's v1 sample.
@@ -41,7 +42,7 @@ func sample(t *testing.T, mut func(*trustyv1.TrustyAIService)) *trustyv1.TrustyA
 	return cr
 }
 
-var defaults = Settings{ServiceImage: DefaultServiceImage, ProxyImage: DefaultProxyImage, Wiring: true}
+var defaults = Settings{ServiceImage: DefaultServiceImage, ProxyImage: trustyaifamily.DefaultProxyImage, Wiring: true}
 
 func render1(t *testing.T, cr *trustyv1.TrustyAIService, caps release.Capabilities, trustCM string) string {
 	t.Helper()
@@ -210,12 +211,12 @@ func TestSettings(t *testing.T) {
 	s, err := ParseSettings(nil, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, defaults, s)
-	env := []string{EnvServiceImage + "=mirror/tas@sha256:1", EnvProxyImage + "=mirror/proxy:1"}
+	env := []string{EnvServiceImage + "=mirror/tas@sha256:1", trustyaifamily.EnvProxyImage + "=mirror/proxy:1"}
 	s, err = ParseSettings(env, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "mirror/tas@sha256:1", s.ServiceImage)
 	assert.Equal(t, "mirror/proxy:1", s.ProxyImage)
-	s, err = ParseSettings(env, map[string]string{KeyServiceImage: " admin/tas:2\n", KeyProxyImage: "admin/proxy:2", KeyCertManagerIssuer: "ClusterIssuer/corp-ca"}, nil)
+	s, err = ParseSettings(env, map[string]string{KeyServiceImage: " admin/tas:2\n", trustyaifamily.KeyProxyImage: "admin/proxy:2", KeyCertManagerIssuer: "ClusterIssuer/corp-ca"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, Settings{ServiceImage: "admin/tas:2", ProxyImage: "admin/proxy:2", IssuerKind: "ClusterIssuer", IssuerName: "corp-ca", Wiring: true}, s)
 	s, err = ParseSettings(nil, map[string]string{KeyWiring: "disabled", KeyServerless: "enabled"}, nil)

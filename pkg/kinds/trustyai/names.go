@@ -42,7 +42,7 @@ func proxyBindingName(cr, namespace string) string { return "trustyai-proxy." + 
 // "b-c" share it), which would let a tenant who names a namespace to suit
 // claim another namespace's host, and the bearer tokens sent to it. Each
 // label here is the CR's name (at most 59 characters) or its namespace (63),
-// and the domain is short enough (MaxIngressDomainLength) for the whole.
+// and the domain is short enough (trustyaifamily.MaxIngressDomainLength) for the whole.
 func ingressHost(cr, namespace, domain string) string { return cr + "." + namespace + "." + domain }
 
 // modelMeshVolumeName is the volume through which ModelMesh's mm container

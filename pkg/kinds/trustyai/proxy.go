@@ -9,12 +9,8 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/proxybinding"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
-
-// ProxyClusterRole is the ClusterRole (config/rbac) that lets kube-rbac-proxy
-// review tokens and access: cluster-scoped APIs, so only a ClusterRoleBinding
-// grants them. The operator holds the same permissions, so it may bind it.
-const ProxyClusterRole = "ai-stack-operator-trustyai-proxy"
 
 // Labels of the proxy binding: whose it is (a cluster-scoped object cannot
 // carry an owner reference to a namespaced CR; the garbage collector would
@@ -40,7 +36,7 @@ func proxyBinding(cr *trustyv1.TrustyAIService) *rbacv1.ClusterRoleBinding {
 				release.LabelOwnerUID:       string(cr.UID),
 			},
 		},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ProxyClusterRole},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: trustyaifamily.ProxyClusterRole},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: cr.Namespace, Name: serviceAccountName(cr.Name)}},
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
-// longestDomain is a trustyai-ingress-domain of MaxIngressDomainLength
+// longestDomain is a trustyai-ingress-domain of trustyaifamily.MaxIngressDomainLength
 // characters, in labels of at most 63.
-var longestDomain = strings.Repeat("d", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("f", MaxIngressDomainLength-128)
+var longestDomain = strings.Repeat("d", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("f", trustyaifamily.MaxIngressDomainLength-128)
 
 func TestIngressSettings(t *testing.T) {
 	s, err := ParseSettings(nil, nil, nil)
@@ -20,24 +21,24 @@ func TestIngressSettings(t *testing.T) {
 	assert.Empty(t, s.IngressDomain, "no Ingress unless the administrator asks for one")
 	assert.Empty(t, s.IngressClass)
 
-	s, err = ParseSettings(nil, map[string]string{KeyIngressDomain: " apps.example.com\n", KeyIngressClass: "nginx"}, nil)
+	s, err = ParseSettings(nil, map[string]string{trustyaifamily.KeyIngressDomain: " apps.example.com\n", trustyaifamily.KeyIngressClass: "nginx"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "apps.example.com", s.IngressDomain)
 	assert.Equal(t, "nginx", s.IngressClass)
-	s, err = ParseSettings(nil, map[string]string{KeyIngressDomain: longestDomain}, nil)
+	s, err = ParseSettings(nil, map[string]string{trustyaifamily.KeyIngressDomain: longestDomain}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, longestDomain, s.IngressDomain)
 
 	for _, tc := range []struct{ key, value, want string }{
-		{KeyIngressDomain, "Apps.Example.com", "lowercase DNS domain"},
-		{KeyIngressDomain, "*.apps.example.com", "lowercase DNS domain"},
-		{KeyIngressDomain, "apps.example.com.", "lowercase DNS domain"},
-		{KeyIngressDomain, "https://apps.example.com", "lowercase DNS domain"},
-		{KeyIngressDomain, "apps..example.com", "lowercase DNS domain"},
-		{KeyIngressDomain, strings.Repeat("l", 64) + ".example.com", "is over 63 characters"},
-		{KeyIngressDomain, longestDomain + "f", "at most 129 characters"},
-		{KeyIngressClass, "Nginx", "must name an IngressClass"},
-		{KeyIngressClass, "nginx/internal", "must name an IngressClass"},
+		{trustyaifamily.KeyIngressDomain, "Apps.Example.com", "lowercase DNS domain"},
+		{trustyaifamily.KeyIngressDomain, "*.apps.example.com", "lowercase DNS domain"},
+		{trustyaifamily.KeyIngressDomain, "apps.example.com.", "lowercase DNS domain"},
+		{trustyaifamily.KeyIngressDomain, "https://apps.example.com", "lowercase DNS domain"},
+		{trustyaifamily.KeyIngressDomain, "apps..example.com", "lowercase DNS domain"},
+		{trustyaifamily.KeyIngressDomain, strings.Repeat("l", 64) + ".example.com", "is over 63 characters"},
+		{trustyaifamily.KeyIngressDomain, longestDomain + "f", "at most 129 characters"},
+		{trustyaifamily.KeyIngressClass, "Nginx", "must name an IngressClass"},
+		{trustyaifamily.KeyIngressClass, "nginx/internal", "must name an IngressClass"},
 	} {
 		_, err := ParseSettings(nil, map[string]string{tc.key: tc.value}, nil)
 		var f *status.Failure
@@ -51,21 +52,21 @@ func TestIngressSettings(t *testing.T) {
 // Images: our settings key, then RELATED_IMAGE_, then upstream's ConfigMap
 // key (upstream's order between the last two), then the default.
 func TestImagePrecedence(t *testing.T) {
-	ours := map[string]string{KeyServiceImage: "ours/tas:1", KeyProxyImage: "ours/proxy:1"}
-	env := []string{EnvServiceImage + "=env/tas:1", EnvProxyImage + "=env/proxy:1"}
-	upstream := map[string]string{KeyServiceImage: "upstream/tas:1", KeyProxyImage: "upstream/proxy:1"}
+	ours := map[string]string{KeyServiceImage: "ours/tas:1", trustyaifamily.KeyProxyImage: "ours/proxy:1"}
+	env := []string{EnvServiceImage + "=env/tas:1", trustyaifamily.EnvProxyImage + "=env/proxy:1"}
+	upstream := map[string]string{KeyServiceImage: "upstream/tas:1", trustyaifamily.KeyProxyImage: "upstream/proxy:1"}
 	for _, tc := range []struct {
 		name           string
 		env            []string
 		ours, upstream map[string]string
 		service, proxy string
 	}{
-		{"defaults", nil, nil, nil, DefaultServiceImage, DefaultProxyImage},
+		{"defaults", nil, nil, nil, DefaultServiceImage, trustyaifamily.DefaultProxyImage},
 		{"upstream's ConfigMap over the default", nil, nil, upstream, "upstream/tas:1", "upstream/proxy:1"},
 		{"RELATED_IMAGE_ over upstream's ConfigMap", env, nil, upstream, "env/tas:1", "env/proxy:1"},
 		{"our key over RELATED_IMAGE_", env, ours, upstream, "ours/tas:1", "ours/proxy:1"},
 		{"our key over upstream's ConfigMap", nil, ours, upstream, "ours/tas:1", "ours/proxy:1"},
-		{"blank keys do not count", nil, map[string]string{KeyServiceImage: " "}, map[string]string{KeyServiceImage: "", KeyProxyImage: " upstream/proxy:2\n"}, DefaultServiceImage, "upstream/proxy:2"},
+		{"blank keys do not count", nil, map[string]string{KeyServiceImage: " "}, map[string]string{KeyServiceImage: "", trustyaifamily.KeyProxyImage: " upstream/proxy:2\n"}, DefaultServiceImage, "upstream/proxy:2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := ParseSettings(tc.env, tc.ours, tc.upstream)
