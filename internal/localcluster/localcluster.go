@@ -217,6 +217,10 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		// The API server's graceful shutdown waits for in-flight requests
 		// (RestartAPIServer).
 		ControlPlaneStopTimeout: 2 * time.Minute,
+		// envtest's default is 20 s; a restart of an API server whose etcd
+		// already holds the fault tests' CRs took longer on a loaded 2-core
+		// machine ("timeout waiting for process kube-apiserver to start").
+		ControlPlaneStartTimeout: time.Minute,
 	}
 	api := env.ControlPlane.GetAPIServer()
 	// envtest's /24 holds 254 Services; the bench makes 1,000.
