@@ -312,13 +312,15 @@ var noClientRateLimit = []string{"--kube-api-qps=5000", "--kube-api-burst=10000"
 
 // node is a simulated node: big enough for any test, in one of three zones.
 // Every LlamaStackDistribution pod requests a CPU and 1Gi by default (as
-// upstream's): the soak's hundreds of CRs fit on three of these.
+// upstream's): the soak's hundreds of CRs fit on three of these. Pods too:
+// a real node's 110 left the full soak's 300 CRs (and their rollouts'
+// surge pods) Pending on three nodes ("3 Too many pods"), never Ready.
 func node(i int) *corev1.Node {
 	name := fmt.Sprintf("kwok-node-%d", i)
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("1024"),
 		corev1.ResourceMemory: resource.MustParse("4Ti"),
-		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourcePods:   resource.MustParse("1000"),
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
@@ -362,7 +364,7 @@ func (c *Cluster) waitReady(ctx context.Context, cs kubernetes.Interface, nodes 
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("local cluster not ready after 60s: %d of %d nodes Ready, default ServiceAccount: %v (logs in %s)", ready, nodes, saErr, filepath.Dir(c.Kubeconfig))
+			return fmt.Errorf("local cluster not ready after 60s: %d of %d nodes Ready, default ServiceAccount: %v (logs in %s)", ready, nodes, saErr, filepath.Dir(c.Kubeconfig)) //nolint:errorlint // saErr may be nil: a figure, not a cause
 		}
 		select {
 		case <-ctx.Done():
