@@ -117,7 +117,9 @@ func TestUpgradeFromHelm3OperatorReplacesNothing(t *testing.T) {
 		})
 	})
 	// Each release upgraded once (the chart digest), then several periods.
-	framework.Eventually(t, time.Minute, "every release carried on to its next revision", func() error {
+	// In the full suite the soak's 300 CRs, still there, are reconciled by
+	// the new operator as it starts too: one minute was not enough for all.
+	framework.Eventually(t, scale(time.Minute, 5*time.Minute), "every release carried on to its next revision", func() error {
 		for name, v := range releases {
 			rel, err := records.Get(name, v+1)
 			if err != nil {
@@ -372,17 +374,10 @@ func settled(t *testing.T, ns string, crs []*unstructured.Unstructured) {
 	})
 }
 
-// snapshot is "resource/name" -> "uid@resourceVersion" of every object of
-// the namespace a list reaches (events and leases aside: they are the
-// components' own), and of the ClusterRoleBindings made for it.
-func snapshot(t *testing.T, ns string) map[string]string {
-	t.Helper()
-	out, _ := snapshotWithStatus(t, ns)
-	return out
-}
-
-// snapshotWithStatus is snapshot, and the custom resources' spec and status
-// as JSON by the same keys.
+// snapshotWithStatus is "resource/name" -> "uid@resourceVersion" of every
+// object of the namespace a list reaches (events and leases aside: they are
+// the components' own), and of the ClusterRoleBindings made for it; and the
+// custom resources' spec and status as JSON by the same keys.
 func snapshotWithStatus(t *testing.T, ns string) (map[string]string, map[string]string) {
 	t.Helper()
 	statuses := map[string]string{}
