@@ -12,6 +12,7 @@
 #                            generators need nothing else)
 #   hack/tools.sh helm       build Helm 4's CLI into bin/helm (the upgrade
 #                            test lists the operator's releases with it)
+#   hack/tools.sh golangci-lint   build golangci-lint into bin/ (make lint)
 #   hack/tools.sh opm        build operator-registry's catalog tools only
 #   hack/tools.sh olm        build OLM v0 (olm-operator, catalog-operator,
 #                            package-server, opm) into bin/olm with its CRDs
@@ -206,13 +207,14 @@ case "${1:-all}" in
   oldest) oldest_tools; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
   helm) build helm "$bin/helm" helm.sh/helm/v4/cmd/helm; exit 0 ;;
+  golangci-lint) build golangci-lint "$bin/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint; exit 0 ;;
   opm) opm_tools; exit 0 ;;
   olm) olm_tools; exit 0 ;;
   olmv1) olmv1_tools; exit 0 ;;
   kueue) kueue_crds; exit 0 ;;
   kueue-manager) kueue_crds; build kueue "$bin/kueue/kueue" sigs.k8s.io/kueue/cmd/kueue; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|helm|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|controller-gen|helm|golangci-lint|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
 esac
 
 k8s_minor=${k8s_version#v1.}

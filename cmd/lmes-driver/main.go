@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,7 +65,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&artifacts, "custom-artifact", "type|name|value of a custom Unitxt artifact (repeatable)")
 	fs.Var(&taskNames, "task-name", "a custom task's name (repeatable; accepted as upstream's)")
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
@@ -123,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	err := lmesdriver.New(o).Run(ctx)
 	switch {
-	case err == lmesdriver.ErrTerminated:
+	case errors.Is(err, lmesdriver.ErrTerminated):
 		fmt.Fprintln(stderr, "driver: terminated")
 		return 143
 	case err != nil:

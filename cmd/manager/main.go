@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,7 +70,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err != nil {
-		if err == errUsage {
+		if errors.Is(err, errUsage) {
 			return 2
 		}
 		fmt.Fprintf(stderr, "error: %v\n", err)

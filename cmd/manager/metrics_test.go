@@ -70,7 +70,7 @@ func TestMetricsServerTLS(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- srv.Start(ctx) }()
-			t.Cleanup(func() { cancel(); <-done })
+			t.Cleanup(func() { cancel(); <-done }) //nolint:errcheck // stopped by the test: how it ended says nothing
 			bound := srv.(interface{ GetBindAddr() string })
 			deadline := time.Now().Add(10 * time.Second)
 			for bound.GetBindAddr() == "" && time.Now().Before(deadline) {

@@ -441,8 +441,7 @@ func typedBenign(l leaf, strings ...any) []any {
 func lmevalSiblings(obj map[string]any, l leaf) {
 	p := strings.Join(l.path, ".")
 	spec := obj["spec"].(map[string]any)
-	switch {
-	case strings.HasPrefix(p, "spec.pod.container.volumeMounts."):
+	if strings.HasPrefix(p, "spec.pod.container.volumeMounts.") {
 		spec["pod"] = map[string]any{"volumes": []any{map[string]any{"name": "x", "emptyDir": map[string]any{}}}}
 	}
 }

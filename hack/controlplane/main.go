@@ -30,7 +30,8 @@ func main() {
 	c, err := localcluster.Start(ctx, localcluster.Options{Dir: *dir, CRDDirs: []string{*crds}, Nodes: *nodes, WithoutWorkloads: *bare})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start local cluster: %v\n", err)
-		os.Exit(1)
+		stop()
+		os.Exit(1) //nolint:gocritic // stop() ran: nothing else is deferred
 	}
 	abs, _ := filepath.Abs(c.Kubeconfig)
 	fmt.Printf("local cluster ready; kubeconfig: %s\n", abs)

@@ -100,7 +100,7 @@ func TestLocalCluster(t *testing.T) {
 	framework.Eventually(t, time.Minute, "a running, unready pod", func() error {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
 		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("pods %d, %v", len(pods.Items), err)
+			return fmt.Errorf("pods %d, %w", len(pods.Items), err)
 		}
 		return nil
 	})

@@ -67,12 +67,12 @@ func TestOldestSupportedKubernetesIsTested(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	min := regexp.MustCompile(`(?m)^  minKubeVersion: (\d+\.\d+)\.\d+$`).FindSubmatch(csv)
-	if min == nil {
+	minVersion := regexp.MustCompile(`(?m)^  minKubeVersion: (\d+\.\d+)\.\d+$`).FindSubmatch(csv)
+	if minVersion == nil {
 		t.Fatal("the CSV sets no minKubeVersion")
 	}
-	if "1."+oldest != string(min[1]) {
-		t.Errorf("the CSV claims Kubernetes %s and later, the oldest tested is 1.%s", min[1], oldest)
+	if "1."+oldest != string(minVersion[1]) {
+		t.Errorf("the CSV claims Kubernetes %s and later, the oldest tested is 1.%s", minVersion[1], oldest)
 	}
 }
 

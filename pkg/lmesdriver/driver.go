@@ -196,7 +196,7 @@ func (d *Driver) prepare(ctx context.Context) error {
 	if d.opts.DownloadAssetsS3 {
 		fmt.Fprintln(d.opts.Log, "Downloading assets from S3")
 		out, err := exec.CommandContext(ctx, d.opts.Python, filepath.Join(d.opts.ScriptsPath, "s3_downloader.py")).Output()
-		d.opts.Log.Write(out)
+		_, _ = d.opts.Log.Write(out) // the log is best effort
 		if err != nil {
 			return fmt.Errorf("failed to download assets from S3: %w", err)
 		}
@@ -410,7 +410,7 @@ func (d *Driver) execute(ctx context.Context) error {
 	<-done
 	fmt.Fprintln(d.opts.Log, "lm-eval's output (stdout.log):")
 	if b, err := os.ReadFile(stdout.Name()); err == nil {
-		d.opts.Log.Write(b)
+		_, _ = d.opts.Log.Write(b) // the log is best effort
 	}
 	return werr
 }

@@ -3,6 +3,7 @@ package lmesdriver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 		_ = os.WriteFile(filepath.Join(dir, "results_2026-12-06.json"), []byte(`{"results": {"arc_easy": {"acc,none": 0.5}}}`+"\n"), 0o644)
 	}
 	code := 0
-	fmt.Sscan(os.Getenv("LMES_STUB_EXIT"), &code)
+	_, _ = fmt.Sscan(os.Getenv("LMES_STUB_EXIT"), &code) // unset: exit 0
 	os.Exit(code)
 }
 
@@ -236,11 +237,15 @@ func TestCustomTasksFromGit(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(repo, "tasks", "mine"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(repo, "tasks", "mine", "my_task.yaml"), []byte("task: my_task\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(repo, "tasks", "mine", "my_task.yaml"), []byte("task: my_task\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	gitIn("add", ".")
 	gitIn("commit", "-q", "-m", "tasks")
 	gitIn("checkout", "-q", "-b", "dev")
-	os.WriteFile(filepath.Join(repo, "tasks", "mine", "my_task.yaml"), []byte("task: my_task_dev\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(repo, "tasks", "mine", "my_task.yaml"), []byte("task: my_task_dev\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	gitIn("commit", "-q", "-am", "dev")
 
 	rec := &recorder{}
@@ -273,7 +278,7 @@ func TestTerminationStopsTheProgramAndReportsNothingFinal(t *testing.T) {
 	}()
 	start := time.Now()
 	err := New(o).Run(ctx)
-	if err != ErrTerminated {
+	if !errors.Is(err, ErrTerminated) {
 		t.Fatalf("Run: %v", err)
 	}
 	if d := time.Since(start); d > 8*time.Second {
@@ -359,9 +364,9 @@ func TestJobStatusPatchesOnlyTheStatusOfItsJob(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.method, got.path, got.ctype = r.Method, r.URL.Path, r.Header.Get("Content-Type")
-		json.NewDecoder(r.Body).Decode(&got.body)
+		_ = json.NewDecoder(r.Body).Decode(&got.body) // a body that does not decode fails the assertions on it
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{}`))
+		_, _ = w.Write([]byte(`{}`))
 	}))
 	defer srv.Close()
 	js, err := NewJobStatus(&rest.Config{Host: srv.URL}, "team-a", "eval-1")
@@ -398,7 +403,9 @@ func TestStatusServerAnswersUpstreamsPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.Report(context.Background(), Status{State: lmv1alpha1.JobStateRunning, Message: "bar"})
+	if err := s.Report(context.Background(), Status{State: lmv1alpha1.JobStateRunning, Message: "bar"}); err != nil {
+		t.Fatal(err)
+	}
 	st, err := GetStatus(context.Background(), ln)
 	if err != nil || st.Message != "bar" {
 		t.Fatalf("GetStatus: %+v %v", st, err)
@@ -414,6 +421,8 @@ func freePort(t *testing.T) int {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	var port int
-	fmt.Sscanf(srv.URL[strings.LastIndex(srv.URL, ":")+1:], "%d", &port)
+	if _, err := fmt.Sscanf(srv.URL[strings.LastIndex(srv.URL, ":")+1:], "%d", &port); err != nil {
+		t.Fatal(err)
+	}
 	return port
 }

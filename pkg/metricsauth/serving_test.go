@@ -70,7 +70,7 @@ func serveTLS(t *testing.T, opts []func(*tls.Config), selfSigned tls.Certificate
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }), ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Proto) }), ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go srv.Serve(tls.NewListener(l, cfg)) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { srv.Close() })
 	return l.Addr().String()

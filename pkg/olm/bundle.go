@@ -115,9 +115,7 @@ func Generate(o Options) ([]File, error) {
 		return nil, err
 	}
 	files := []File{{Path: "bundle/manifests/" + Package + ".clusterserviceversion.yaml", Data: csvYAML}}
-	for _, f := range crdFiles {
-		files = append(files, f)
-	}
+	files = append(files, crdFiles...)
 	extras, err := extraObjects(o.Root)
 	if err != nil {
 		return nil, err

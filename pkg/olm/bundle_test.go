@@ -65,8 +65,8 @@ func TestBundleValidates(t *testing.T) {
 	b, err := manifests.GetBundleFromDir(filepath.Join(root, "bundle", "manifests"))
 	require.NoError(t, err)
 	require.NotNil(t, b.CSV)
-	min := committedCSV(t).Spec.MinKubeVersion
-	require.Equal(t, "1.30.0", min)
+	minVersion := committedCSV(t).Spec.MinKubeVersion
+	require.Equal(t, "1.30.0", minVersion)
 	for minor := 30; minor <= 37; minor++ {
 		v := fmt.Sprintf("1.%d", minor)
 		t.Run(v, func(t *testing.T) {

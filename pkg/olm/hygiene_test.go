@@ -25,16 +25,16 @@ func TestMinKubeVersionIsTheCharts(t *testing.T) {
 		} `json:"spec"`
 	}
 	require.NoError(t, yaml.Unmarshal(b, &csv))
-	min, err := semver.NewVersion(csv.Spec.MinKubeVersion)
+	minVersion, err := semver.NewVersion(csv.Spec.MinKubeVersion)
 	require.NoError(t, err, "minKubeVersion %q", csv.Spec.MinKubeVersion)
-	below := semver.New(min.Major(), min.Minor()-1, 0, "", "")
+	below := semver.New(minVersion.Major(), minVersion.Minor()-1, 0, "", "")
 	for _, name := range []string{"llama-stack-distribution", "ogx-server", "trustyai-service"} {
 		c, err := charts.Load(name)
 		require.NoError(t, err)
 		constraint, err := semver.NewConstraint(c.Metadata.KubeVersion)
 		require.NoError(t, err, name)
-		assert.True(t, constraint.Check(min), "%s (kubeVersion %s) refuses the CSV's minKubeVersion %s", name, c.Metadata.KubeVersion, min)
-		assert.False(t, constraint.Check(below), "%s accepts %s: minKubeVersion %s is higher than needed", name, below, min)
+		assert.True(t, constraint.Check(minVersion), "%s (kubeVersion %s) refuses the CSV's minKubeVersion %s", name, c.Metadata.KubeVersion, minVersion)
+		assert.False(t, constraint.Check(below), "%s accepts %s: minKubeVersion %s is higher than needed", name, below, minVersion)
 	}
 }
 

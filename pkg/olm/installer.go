@@ -44,9 +44,7 @@ func Installer(root, image string) ([]byte, error) {
 // splitImage splits an image reference into name, tag and digest.
 func splitImage(image string) (name, tag, digest string) {
 	name = image
-	if i := strings.Index(name, "@"); i >= 0 {
-		name, digest = name[:i], name[i+1:]
-	}
+	name, digest, _ = strings.Cut(name, "@")
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name, tag = name[:i], name[i+1:]
 	}

@@ -206,7 +206,7 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	deps := Deps{
 		Client:            mgr.GetClient(),
 		APIReader:         mgr.GetAPIReader(),
-		Recorder:          mgr.GetEventRecorderFor(release.ManagedBy),
+		Recorder:          mgr.GetEventRecorderFor(release.ManagedBy), //nolint:staticcheck // core/v1 Events, as upstream's operators write them (kuttl suites and users read them with kubectl get events)
 		Capabilities:      detector.Capabilities,
 		OperatorNamespace: o.OperatorNamespace,
 		SettingsConfigMap: o.SettingsConfigMap,

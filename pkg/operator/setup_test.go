@@ -61,7 +61,7 @@ func TestRegistryKindsAreComplete(t *testing.T) {
 		assert.True(t, s.Recognizes(m.GVK), "%s is not in the scheme", m.GVK)
 		assert.NotEmpty(t, m.ReleasePrefix, m.GVK.Kind)
 		assert.NotEmpty(t, m.OwnedTypes, m.GVK.Kind)
-		var obj client.Object = m.NewObject()
+		obj := m.NewObject()
 		gvks, _, err := s.ObjectKinds(obj)
 		require.NoError(t, err)
 		assert.Contains(t, gvks, m.GVK, "NewObject is a %T", obj)

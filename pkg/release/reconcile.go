@@ -63,7 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !deleting {
 		if err := AddFinalizer(ctx, r.client, obj); apierrors.IsConflict(err) {
 			// The cache was behind the API server: try again once it caught up.
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // a rate-limited requeue: RequeueAfter would be a fixed delay (controller-runtime keeps Requeue until v1)
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -112,7 +112,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, obj client.Object, hc 
 	err := r.uninstall(ctx, obj, hc, relName)
 	switch {
 	case apierrors.IsConflict(err):
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // a rate-limited requeue: RequeueAfter would be a fixed delay (controller-runtime keeps Requeue until v1)
 	case err != nil:
 		p.obs.Applied, p.write = true, true
 		p.obs.Failure = &status.Failure{Reason: status.ReasonUninstallFailed, Message: err.Error()}

@@ -11,9 +11,9 @@ import (
 // Quote quotes a value for a message, cut so that a 10 KiB string does not
 // become a 10 KiB condition.
 func Quote(s string) string {
-	const max = 64
-	if len(s) > max {
-		return fmt.Sprintf("%q... (%d bytes)", s[:max], len(s))
+	const maxQuoted = 64
+	if len(s) > maxQuoted {
+		return fmt.Sprintf("%q... (%d bytes)", s[:maxQuoted], len(s))
 	}
 	return fmt.Sprintf("%q", s)
 }

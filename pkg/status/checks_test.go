@@ -16,8 +16,9 @@ func TestChecks(t *testing.T) {
 	assert.NoError(t, IntOrPercent("f", &intstr.IntOrString{Type: intstr.Int, IntVal: 0}))
 	for _, v := range []intstr.IntOrString{{Type: intstr.Int, IntVal: -1}, {Type: intstr.String, StrVal: "half"}, {Type: intstr.String, StrVal: "%"}} {
 		err := IntOrPercent("spec.pdb.minAvailable", &v)
-		if assert.Error(t, err) {
-			assert.Equal(t, "spec.pdb.minAvailable", err.(*Failure).Field)
+		var f *Failure
+		if assert.ErrorAs(t, err, &f) {
+			assert.Equal(t, "spec.pdb.minAvailable", f.Field)
 		}
 	}
 	long := strings.Repeat("x", 10<<10)
@@ -25,8 +26,9 @@ func TestChecks(t *testing.T) {
 	assert.Contains(t, Quote(long), "10240 bytes")
 	assert.Equal(t, `"a"`, Quote("a"))
 	err := CheckName("spec.x", "Bad_Name", validation.IsDNS1123Subdomain, "ConfigMap name")
-	if assert.Error(t, err) {
-		assert.Equal(t, "spec.x", err.(*Failure).Field)
+	var f *Failure
+	if assert.ErrorAs(t, err, &f) {
+		assert.Equal(t, "spec.x", f.Field)
 		assert.Contains(t, err.Error(), "not a valid ConfigMap name")
 	}
 	assert.NoError(t, CheckName("spec.x", "good", validation.IsDNS1123Subdomain, "ConfigMap name"))

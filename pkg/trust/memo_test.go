@@ -67,7 +67,7 @@ func TestMergeMemoKeepsErrors(t *testing.T) {
 	bad := []Source{{Name: "mine", Strict: true, Data: map[string]string{"ca.crt": "not a certificate"}}}
 	_, err1 := m.merge(bad, testNow)
 	_, err2 := m.merge(bad, testNow)
-	if err1 == nil || err1 != err2 {
+	if err1 == nil || err1 != err2 { //nolint:errorlint // the memo hands back the very error it stored
 		t.Errorf("errors %v and %v", err1, err2)
 	}
 }

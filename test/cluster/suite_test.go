@@ -48,7 +48,7 @@ func run(m *testing.M) int {
 		if err != nil {
 			return framework.Fail(err)
 		}
-		defer c.Stop()
+		defer func() { _ = c.Stop() }()
 		config = c.Config
 	}
 	var err error

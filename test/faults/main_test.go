@@ -80,7 +80,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer cluster.Stop()
+	defer func() { _ = cluster.Stop() }()
 	env, err := framework.NewEnv(cluster.Config, time.Minute)
 	if err != nil {
 		return framework.Fail(err)

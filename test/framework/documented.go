@@ -73,7 +73,7 @@ func ApplyAsDocumented(t testing.TB, c client.Client, objs []*unstructured.Unstr
 		}
 		switch {
 		case serverSide:
-			err = c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("kubectl"))
+			err = c.Patch(ctx, o.DeepCopy(), client.Apply, client.FieldOwner("kubectl")) //nolint:staticcheck // an apply of an unstructured object: Client.Apply takes typed apply configurations
 		case missing:
 			err = c.Create(ctx, o.DeepCopy())
 		default:

@@ -498,7 +498,7 @@ func OperatorBinary(dir string) (string, error) {
 	build.Dir = Root()
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v: %s", err, out)
+		return "", fmt.Errorf("go build: %w: %s", err, out)
 	}
 	return binary, nil
 }

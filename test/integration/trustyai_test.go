@@ -448,7 +448,7 @@ func logger(t *testing.T, ns, name string) map[string]any {
 func TestTrustyAIServiceKServeWiring(t *testing.T) {
 	ns := env.NewNamespace(t, "")
 	require.NoError(t, k8s.Create(context.Background(), framework.TAS(ns, "tas")))
-	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "InferenceServiceAPINotFound")
+	waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "InferenceServiceAPINotFound")
 
 	installAPIVersion(t, "serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", apiextensionsv1.NamespaceScoped)
 	t.Cleanup(func() { removeAPI(t, "inferenceservices.serving.kserve.io") })
@@ -467,7 +467,7 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 	})
 	assert.Nil(t, logger(t, ns, "serverless"), "Serverless only with kServeServerless")
 	assert.Equal(t, "http://elsewhere", logger(t, ns, "taken")["url"], "another manager's logger is not forced")
-	cr = waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "FieldOwnedElsewhere")
+	cr := waitTAS(t, ns, "tas", "InferenceServicesPresent", metav1.ConditionFalse, "FieldOwnedElsewhere")
 	assert.Contains(t, tasCondition(cr, "InferenceServicesPresent").Message, "InferenceService taken")
 
 	// Once the other manager's logger is gone, the service is found.

@@ -438,8 +438,6 @@ func TestPriorityClassMissingAndUnqueuedJobs(t *testing.T) {
 	assert.Nil(t, meta.FindStatusCondition(j.Status.Conditions, lmeval.TypeAdmitted))
 }
 
-var regexpInsufficient = regexp.MustCompile(`insufficient unused quota for cpu`)
-
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // A Workload of the job's name that is not the job's (the name is Kueue's

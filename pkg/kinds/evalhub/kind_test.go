@@ -33,8 +33,8 @@ func inputs() valuesInputs {
 func failure(t *testing.T, err error) *status.Failure {
 	t.Helper()
 	require.Error(t, err)
-	f, ok := err.(*status.Failure)
-	require.True(t, ok, "%T: %v", err, err)
+	var f *status.Failure
+	require.ErrorAs(t, err, &f, "%T: %v", err, err)
 	return f
 }
 

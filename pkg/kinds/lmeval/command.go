@@ -116,7 +116,7 @@ func isTrue(b *bool) bool { return b != nil && *b }
 
 // CheckBatchSize says whether v is a batch size lm-eval takes within max:
 // "auto", "auto:N" (N > 0) or N from 1 to max.
-func CheckBatchSize(v string, max int) error {
+func CheckBatchSize(v string, limit int) error {
 	if v == "auto" {
 		return nil
 	}
@@ -130,8 +130,8 @@ func CheckBatchSize(v string, max int) error {
 	if err != nil || i < 1 {
 		return fmt.Errorf("must be auto, auto:N or a whole number of 1 or more, got %q", v)
 	}
-	if i > max {
-		return fmt.Errorf("must be at most %d (%s), got %q", max, KeyMaxBatchSize, v)
+	if i > limit {
+		return fmt.Errorf("must be at most %d (%s), got %q", limit, KeyMaxBatchSize, v)
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func BatchSize(spec *lmv1alpha1.LMEvalJobSpec, s Settings) (value, note string) 
 		return s.DefaultBatchSize, ""
 	}
 	v := *spec.BatchSize
-	max := strconv.Itoa(s.MaxBatchSize)
+	maxBatch := strconv.Itoa(s.MaxBatchSize)
 	if v == "auto" {
 		return v, ""
 	}
@@ -154,11 +154,11 @@ func BatchSize(spec *lmv1alpha1.LMEvalJobSpec, s Settings) (value, note string) 
 		if i, err := strconv.Atoi(n); err == nil && i > 0 {
 			return v, ""
 		}
-		return "auto:" + max, fmt.Sprintf("spec.batchSize %q is not auto:N with N of 1 or more: auto:%s is used", v, max)
+		return "auto:" + maxBatch, fmt.Sprintf("spec.batchSize %q is not auto:N with N of 1 or more: auto:%s is used", v, maxBatch)
 	}
 	if i, err := strconv.Atoi(v); err == nil && i > 0 {
 		if i > s.MaxBatchSize {
-			return max, fmt.Sprintf("spec.batchSize %d is over the operator's %s: %s is used", i, KeyMaxBatchSize, max)
+			return maxBatch, fmt.Sprintf("spec.batchSize %d is over the operator's %s: %s is used", i, KeyMaxBatchSize, maxBatch)
 		}
 		return strconv.Itoa(i), ""
 	}

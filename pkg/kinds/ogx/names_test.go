@@ -80,7 +80,6 @@ func TestNamesMatchTheChart(t *testing.T) {
 					case o.Metadata.Labels["config.openshift.io/inject-trusted-cabundle"] == "true":
 						key = "ConfigMap/trusted-ca"
 					default:
-						key = "ConfigMap/generated"
 						assert.Equal(t, in.values.Generated.ConfigMapName, o.Metadata.Name)
 						assert.LessOrEqual(t, len(o.Metadata.Name), 253)
 						continue

@@ -81,7 +81,7 @@ func ownedPaths(fields []metav1.ManagedFieldsEntry, mine bool) map[string]bool {
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(m.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(bytes.NewReader(m.FieldsV1.GetRawBytes())); err != nil {
 			continue
 		}
 		set.Iterate(func(p fieldpath.Path) { paths[p.String()] = true })

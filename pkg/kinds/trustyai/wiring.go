@@ -282,7 +282,7 @@ func revertedDetail(kind, name string, fields []metav1.ManagedFieldsEntry) strin
 // empty eventMessage records no event (another write of the same
 // reconcile recorded one).
 func (k *Kind) applyWired(ctx context.Context, cr *trustyv1.TrustyAIService, u client.Object, kind, fix, eventReason, eventMessage string) (outcome, error) {
-	err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager))
+	err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager)) //nolint:staticcheck // an apply of an unstructured object: Client.Apply takes typed apply configurations
 	switch {
 	case vanished(err):
 		// Deleted (or replaced) since it was listed: its event reconciles again.
@@ -311,7 +311,7 @@ func conflictOf(err error) string {
 // release server-side applies nothing, which gives back every field the
 // wiring owned on the object.
 func (k *Kind) release(ctx context.Context, u client.Object) error {
-	if err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil && !vanished(err) {
+	if err := k.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager)); client.IgnoreNotFound(err) != nil && !vanished(err) { //nolint:staticcheck // an apply of an unstructured object: Client.Apply takes typed apply configurations
 		return fmt.Errorf("give back the wiring's fields of %s %s: %w", u.GetObjectKind().GroupVersionKind().Kind, u.GetName(), err)
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 // the value and merge keys (=, <<). Numbers in general start with a digit,
 // sign or dot, so every such string is caught.
 var yaml11Ambiguous = regexp.MustCompile(
-	`^(?:[yY]|[yY]es|YES|[nN]o?|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n|ON|[oO]ff|OFF|=|<<|[-+.]?[0-9].*|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN))$`)
+	`^(?:[yY]|[yY]es|YES|[nN]o?|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n|ON|[oO]ff|OFF|=|<<|[-+.]?[0-9].*|[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN))$`) //nolint:misspell // YAML 1.1 booleans, [fF]alse among them
 
 // stringNode is a string scalar, double-quoted when a YAML 1.1 reader could
 // take it for another type.

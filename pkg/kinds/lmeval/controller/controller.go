@@ -110,14 +110,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// server confirms first.
 		err = r.APIReader.Get(ctx, key, pod)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 		pod = nil
-	} else if !metav1.IsControlledBy(pod, job) {
+	case !metav1.IsControlledBy(pod, job):
 		pod = nil // not this job's: never touched
-	} else if job.Status.State == lmv1alpha1.JobStateComplete && lmeval.Live(lmeval.ObservePod(pod)) {
+	case job.Status.State == lmv1alpha1.JobStateComplete && lmeval.Live(lmeval.ObservePod(pod)):
 		// A Complete job whose pod runs: the state machine takes the pod's
 		// word over the status, so the API server confirms the pod first
 		// (the cache may not have seen the deletion of a pod the operator
@@ -174,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		job.Status = plan.Status
 		if err := r.Client.Status().Update(ctx, job); err != nil {
 			if apierrors.IsConflict(err) {
-				return ctrl.Result{Requeue: true}, nil
+				return ctrl.Result{Requeue: true}, nil //nolint:staticcheck // a rate-limited requeue: RequeueAfter would be a fixed delay (controller-runtime keeps Requeue until v1)
 			}
 			return ctrl.Result{}, err
 		}

@@ -44,8 +44,6 @@ func TestNorm(t *testing.T) {
 
 func ref(name string) v1beta1.SecretKeyRef { return v1beta1.SecretKeyRef{Name: name, Key: "k"} }
 
-func intp(i int) *int { return &i }
-
 // TestDefaultIDs checks the ID and provider type of each typed provider
 // given without id, and that id overrides the default where there is one.
 func TestDefaultIDs(t *testing.T) {
@@ -212,11 +210,11 @@ func TestVersion(t *testing.T) {
 		require.NoError(t, err, base)
 		assert.Equal(t, want, out.ConfigVersion, base)
 	}
-	out, err := Generate(Input{Spec: &v1beta1.OGXServerSpec{DisabledAPIs: []string{"files"}}, Base: []byte("version: 2\n")})
+	_, err := Generate(Input{Spec: &v1beta1.OGXServerSpec{DisabledAPIs: []string{"files"}}, Base: []byte("version: 2\n")})
 	var f *status.Failure
 	require.True(t, errors.As(err, &f), "no distro name anywhere: %v", err)
 	assert.Equal(t, "spec.distribution", f.Field)
-	out, err = Generate(Input{Spec: &v1beta1.OGXServerSpec{DisabledAPIs: []string{"files"}}, Base: []byte("version: 2\nimage_name: legacy\n")})
+	out, err := Generate(Input{Spec: &v1beta1.OGXServerSpec{DisabledAPIs: []string{"files"}}, Base: []byte("version: 2\nimage_name: legacy\n")})
 	require.NoError(t, err)
 	assert.Contains(t, string(out.Config), "distro_name: legacy\n")
 	assert.NotContains(t, string(out.Config), "image_name")

@@ -30,7 +30,7 @@ const MaxRecordBytes = 1<<20 - 4<<10
 // ErrRecordTooLarge is a release record over MaxRecordBytes.
 var ErrRecordTooLarge = errors.New("release record too large")
 
-// records is Helm's ConfigMaps storage driver for one CR's release, with
+// Records is Helm's ConfigMaps storage driver for one CR's release, with
 // two changes:
 //
 //   - Only the CR's own records exist for Helm (Owner): queries and reads
@@ -44,14 +44,14 @@ var ErrRecordTooLarge = errors.New("release record too large")
 //     writes, two per upgrade: an eighth of what the operator allocated in a
 //     soak (go tool pprof -sample_index=alloc_space). What is stored is byte
 //     for byte what Helm stores (TestRecordsAreHelms), and Helm reads it.
-type records struct {
+type Records struct {
 	impl  corev1client.ConfigMapInterface
 	owner Owner
 }
 
 // NewRecords is the store of owner's records in impl.
-func NewRecords(impl corev1client.ConfigMapInterface, owner Owner) *records {
-	return &records{impl: impl, owner: owner}
+func NewRecords(impl corev1client.ConfigMapInterface, owner Owner) *Records {
+	return &Records{impl: impl, owner: owner}
 }
 
 // recordKey is the name of the ConfigMap of a release's revision, as Helm's storage names it.
@@ -60,14 +60,14 @@ func recordKey(name string, version int) string {
 }
 
 // Get reads a record of the CR; ErrReleaseNotFound for another's.
-func (r *records) Get(key string) (*helmrelease.Release, error) {
+func (r *Records) Get(key string) (*helmrelease.Release, error) {
 	_, rls, err := r.read(key)
 	return rls, err
 }
 
 // read reads a record of the CR and its ConfigMap; ErrReleaseNotFound for
 // another's.
-func (r *records) read(key string) (*corev1.ConfigMap, *helmrelease.Release, error) {
+func (r *Records) read(key string) (*corev1.ConfigMap, *helmrelease.Release, error) {
 	cm, err := r.impl.Get(context.Background(), key, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -88,7 +88,7 @@ func (r *records) read(key string) (*corev1.ConfigMap, *helmrelease.Release, err
 // Query lists the CR's records that match labels (the API server selects
 // by the CR's kind and namespace too). A history query of the CR's release
 // that finds nothing looks for the records of its legacy name, once.
-func (r *records) Query(query map[string]string) ([]*helmrelease.Release, error) {
+func (r *Records) Query(query map[string]string) ([]*helmrelease.Release, error) {
 	selector := maps.Clone(query)
 	selector[LabelOwnerKind], selector[LabelOwnerNamespace] = r.owner.Kind, r.owner.Namespace
 	list, err := r.impl.List(context.Background(), metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
@@ -123,7 +123,7 @@ func (r *records) Query(query map[string]string) ([]*helmrelease.Release, error)
 // carrying its UID, to its release name, and returns them. They keep their
 // labels but the name label, so the next reconcile upgrades the release
 // (its objects then carry the new release name).
-func (r *records) migrate() ([]*helmrelease.Release, error) {
+func (r *Records) migrate() ([]*helmrelease.Release, error) {
 	if r.owner.UID == "" {
 		return nil, nil
 	}
@@ -164,7 +164,7 @@ func (r *records) migrate() ([]*helmrelease.Release, error) {
 
 // Delete deletes a record of the CR, with its UID as a precondition; a
 // record of another CR is not found.
-func (r *records) Delete(key string) (*helmrelease.Release, error) {
+func (r *Records) Delete(key string) (*helmrelease.Release, error) {
 	cm, rls, err := r.read(key)
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (r *records) Delete(key string) (*helmrelease.Release, error) {
 }
 
 // Create stores a new record; ErrReleaseExists when one has its key.
-func (r *records) Create(key string, rls *helmrelease.Release) error {
+func (r *Records) Create(key string, rls *helmrelease.Release) error {
 	obj, err := r.recordObject(key, rls, "createdAt")
 	if err != nil {
 		return err
@@ -194,7 +194,7 @@ func (r *records) Create(key string, rls *helmrelease.Release) error {
 }
 
 // Update replaces a stored record.
-func (r *records) Update(key string, rls *helmrelease.Release) error {
+func (r *Records) Update(key string, rls *helmrelease.Release) error {
 	obj, err := r.recordObject(key, rls, "modifiedAt")
 	if err != nil {
 		return err
@@ -205,7 +205,7 @@ func (r *records) Update(key string, rls *helmrelease.Release) error {
 
 // recordObject is recordObject for the CR's records: one without the CR's
 // owner labels, or too large to store, is refused.
-func (r *records) recordObject(key string, rls *helmrelease.Release, stamp string) (*corev1.ConfigMap, error) {
+func (r *Records) recordObject(key string, rls *helmrelease.Release, stamp string) (*corev1.ConfigMap, error) {
 	if !r.owner.owns(rls.Labels) {
 		return nil, fmt.Errorf("release record %s: not labelled as %s %s/%s's", key, r.owner.Kind, r.owner.Namespace, r.owner.Name)
 	}

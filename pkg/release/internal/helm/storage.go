@@ -27,13 +27,13 @@ var (
 // time. A write that fails forgets the history (the next question lists it
 // again); its error goes to the caller.
 type Store struct {
-	records *records
+	records *Records
 	mu      sync.Mutex
 	history map[string][]*helmrelease.Release
 }
 
 // NewStore is the store of a CR's records.
-func NewStore(r *records) *Store {
+func NewStore(r *Records) *Store {
 	return &Store{records: r, history: map[string][]*helmrelease.Release{}}
 }
 
