@@ -353,8 +353,8 @@ type lruEntry[K comparable, V any] struct {
 	expires time.Time
 }
 
-func newLRU[K comparable, V any](max int) *lru[K, V] {
-	return &lru[K, V]{max: max, m: map[K]*list.Element{}}
+func newLRU[K comparable, V any](capacity int) *lru[K, V] {
+	return &lru[K, V]{max: capacity, m: map[K]*list.Element{}}
 }
 
 // get is the value under key until it expires; reading it makes it the

@@ -53,7 +53,7 @@ func TestGarbageCollectorRemovesOrphanedObjects(t *testing.T) {
 			},
 		} {
 			if err := get(); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s still there (%v)", name, err)
+				return fmt.Errorf("%s still there (%v)", name, err) //nolint:errorlint // err may be nil: a figure of the wait, not its cause
 			}
 		}
 		pods, err := cs.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=orphan"})

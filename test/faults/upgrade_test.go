@@ -123,7 +123,7 @@ func TestUpgradeFromHelm3OperatorReplacesNothing(t *testing.T) {
 		for name, v := range releases {
 			rel, err := records.Get(name, v+1)
 			if err != nil {
-				return fmt.Errorf("%s revision %d: %v", name, v+1, err)
+				return fmt.Errorf("%s revision %d: %w", name, v+1, err)
 			}
 			if rel.Info.Status != "deployed" {
 				return fmt.Errorf("%s revision %d is %s: %s", name, v+1, rel.Info.Status, rel.Info.Description)

@@ -218,7 +218,7 @@ func (e *Env) HasReason(t testing.TB, ns, name, reason string) error {
 // WaitPhase waits for the LlamaStackDistribution (read into cr) to reach the
 // phase at generation gen (its current generation when 0) with at least min
 // available replicas.
-func (e *Env) WaitPhase(t testing.TB, cr *llamav1alpha1.LlamaStackDistribution, phase llamav1alpha1.DistributionPhase, gen int64, min ...int32) {
+func (e *Env) WaitPhase(t testing.TB, cr *llamav1alpha1.LlamaStackDistribution, phase llamav1alpha1.DistributionPhase, gen int64, minAvailable ...int32) {
 	t.Helper()
 	e.Eventually(t, fmt.Sprintf("%s/%s phase %s", cr.Namespace, cr.Name, phase), func() error {
 		if err := e.Client.Get(context.Background(), client.ObjectKeyFromObject(cr), cr); err != nil {
@@ -231,8 +231,8 @@ func (e *Env) WaitPhase(t testing.TB, cr *llamav1alpha1.LlamaStackDistribution, 
 		if cr.Status.Phase != phase || cr.Status.ObservedGeneration != want {
 			return fmt.Errorf("phase %q at generation %d/%d, conditions %+v", cr.Status.Phase, cr.Status.ObservedGeneration, want, cr.Status.Conditions)
 		}
-		if len(min) > 0 && cr.Status.AvailableReplicas < min[0] {
-			return fmt.Errorf("%d available, want %d", cr.Status.AvailableReplicas, min[0])
+		if len(minAvailable) > 0 && cr.Status.AvailableReplicas < minAvailable[0] {
+			return fmt.Errorf("%d available, want %d", cr.Status.AvailableReplicas, minAvailable[0])
 		}
 		return nil
 	})

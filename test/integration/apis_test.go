@@ -97,7 +97,7 @@ func removeAPI(t *testing.T, name string) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there (%v)", err)
+		return fmt.Errorf("still there (%v)", err) //nolint:errorlint // err may be nil: a figure of the wait, not its cause
 	})
 	time.Sleep(time.Second)
 }

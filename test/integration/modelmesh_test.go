@@ -266,7 +266,7 @@ func TestApplyWithUIDNeverCreates(t *testing.T) {
 	u.SetNamespace(ns)
 	u.SetName("gone")
 	u.SetUID("0b1c7c8e-0000-4000-8000-000000000000")
-	err := k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai"))
+	err := k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai")) //nolint:staticcheck // an apply of an unstructured object: Client.Apply takes typed apply configurations
 	require.Error(t, err)
 	assert.True(t, apierrors.IsConflict(err), "%v", err)
 	assert.Contains(t, err.Error(), "uid mismatch")
@@ -276,7 +276,7 @@ func TestApplyWithUIDNeverCreates(t *testing.T) {
 	// refused, and left as it is.
 	require.NoError(t, k8s.Create(context.Background(), framework.ModelMeshDeployment(ns, "replaced")))
 	u.SetName("replaced")
-	err = k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai"))
+	err = k8s.Patch(context.Background(), u, client.Apply, client.FieldOwner("ai-stack-operator-trustyai")) //nolint:staticcheck // an apply of an unstructured object: Client.Apply takes typed apply configurations
 	require.Error(t, err)
 	assert.True(t, apierrors.IsInvalid(err), "%v", err)
 	assert.Contains(t, err.Error(), "metadata.uid")

@@ -484,8 +484,8 @@ func TestTrustyAIServiceKServeWiring(t *testing.T) {
 	env.Eventually(t, "the CR deleted", func() error { return env.Gone(ns, "tas", &trustyv1.TrustyAIService{}) })
 	assert.Nil(t, logger(t, ns, "raw"), "the logger the wiring applied is given back")
 	require.NoError(t, env.Get(ns, "raw", raw))
-	min, _, _ := unstructured.NestedInt64(raw.Object, "spec", "predictor", "minReplicas")
-	assert.Equal(t, int64(1), min, "the user's fields stay")
+	minReplicas, _, _ := unstructured.NestedInt64(raw.Object, "spec", "predictor", "minReplicas")
+	assert.Equal(t, int64(1), minReplicas, "the user's fields stay")
 	for _, m := range raw.GetManagedFields() {
 		assert.NotEqual(t, "ai-stack-operator-trustyai", m.Manager, "nothing the wiring applied stays")
 	}
@@ -642,7 +642,7 @@ func TestTrustyAIServiceKeepsTheDBMigrationAnnotation(t *testing.T) {
 	assert.Equal(t, map[string]string{trustyai.AnnotationDBMigration: "true", "team": "a"}, cr.Annotations)
 	for _, m := range cr.ManagedFields {
 		if m.Manager != "integration.test" && m.FieldsV1 != nil {
-			assert.NotContains(t, string(m.FieldsV1.Raw), "f:annotations", "%s %s: the operator writes no annotation of the CR", m.Manager, m.Operation)
+			assert.NotContains(t, m.FieldsV1.GetRawString(), "f:annotations", "%s %s: the operator writes no annotation of the CR", m.Manager, m.Operation)
 		}
 	}
 }

@@ -684,10 +684,10 @@ func TestOLMInstallsUpgradesAndUninstalls(t *testing.T) {
 		dep := csv2.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Name
 		sa := csv2.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.ServiceAccountName
 		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: dep}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("Deployment %s: %v", dep, err)
+			return fmt.Errorf("Deployment %s: %v", dep, err) //nolint:errorlint // err may be nil: a figure of the wait, not its cause
 		}
 		if err := olmc.Get(ctx, client.ObjectKey{Namespace: opNS, Name: sa}, &corev1.ServiceAccount{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("ServiceAccount %s: %v", sa, err)
+			return fmt.Errorf("ServiceAccount %s: %v", sa, err) //nolint:errorlint // err may be nil: a figure of the wait, not its cause
 		}
 		var left []string
 		for name, created := range olmRoles(t, ctx) {

@@ -50,7 +50,7 @@ func wiringKind(t *testing.T, objs ...client.Object) (*Kind, *applied, *record.F
 				got.patches = append(got.patches, string(raw))
 				return nil
 			}
-			require.Equal(t, client.Apply.Type(), patch.Type(), "the wiring applies, or edits another's list")
+			require.Equal(t, client.Apply.Type(), patch.Type(), "the wiring applies, or edits another's list") //nolint:staticcheck // an apply of an unstructured object: Client.Apply takes typed apply configurations
 			u, ok := obj.(*unstructured.Unstructured)
 			require.True(t, ok)
 			got.objs = append(got.objs, u.DeepCopy())

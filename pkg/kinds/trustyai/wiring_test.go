@@ -27,7 +27,7 @@ func modelMesh(env ...corev1.EnvVar) *appsv1.Deployment {
 
 // owned is a managedFields entry owning the given fieldsV1 JSON.
 func owned(manager, fields string) metav1.ManagedFieldsEntry {
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: fieldsV1(fields)}
 }
 
 const ownedProcessors = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"mm\"}":{".":{},"f:env":{"k:{\"name\":\"MM_PAYLOAD_PROCESSORS\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`

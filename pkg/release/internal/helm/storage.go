@@ -122,14 +122,14 @@ func (s *Store) Delete(name string, version int) (*helmrelease.Release, error) {
 
 // prune deletes the oldest revisions until max are left, but the deployed
 // one.
-func (s *Store) prune(name string, max int) error {
+func (s *Store) prune(name string, maxHistory int) error {
 	h, err := s.History(name)
 	switch {
 	case errors.Is(err, ErrReleaseNotFound):
 		return nil
 	case err != nil:
 		return err
-	case len(h) <= max:
+	case len(h) <= maxHistory:
 		return nil
 	}
 	deployed, err := s.Deployed(name)
@@ -139,7 +139,7 @@ func (s *Store) prune(name string, max int) error {
 	var errs []error
 	n := len(h)
 	for _, rel := range h {
-		if n == max {
+		if n == maxHistory {
 			break
 		}
 		if deployed != nil && rel.Version == deployed.Version {
