@@ -99,12 +99,3 @@ func capMessage(m string) string {
 	}
 	return m[:cut] + tail
 }
-
-// Cond is a condition of type t, True when ok, with its reason and message.
-func Cond(t string, ok bool, reason, msg string) metav1.Condition {
-	s := metav1.ConditionTrue
-	if !ok {
-		s = metav1.ConditionFalse
-	}
-	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-}

@@ -354,8 +354,8 @@ func (k *Kind) SharedConfigMaps() []string {
 // Status implements release.Kind: the Deployments through the cache.
 func (k *Kind) Status(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs, obs release.Observation) error {
 	o := observed{
-		Generation: cr.Generation, Spec: cr.Spec, Failure: obs.Failure, Now: obs.Now,
-		Namespace: cr.Namespace, Name: cr.Name,
+		Observed: status.Observed{Generation: cr.Generation, Failure: obs.Failure, Now: obs.Now},
+		Spec:     cr.Spec, Namespace: cr.Namespace, Name: cr.Name,
 	}
 	if res, ok := obs.Finished.(*GrantResult); ok && res != nil {
 		o.Grants = res

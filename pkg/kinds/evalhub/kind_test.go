@@ -203,7 +203,7 @@ func deployment(ready, replicas int32) *appsv1.Deployment {
 func TestStatus(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC))
 	spec := evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, Providers: []string{"garak", "lighteval"}}
-	o := observed{Generation: 1, Spec: spec, Now: now, Namespace: "team-a", Name: "hub", Gathered: true, MissingProviders: []int{1}, Deployment: deployment(0, 1)}
+	o := observed{Observed: status.Observed{Generation: 1, Now: now}, Spec: spec, Namespace: "team-a", Name: "hub", Gathered: true, MissingProviders: []int{1}, Deployment: deployment(0, 1)}
 	st := computeStatus(evalhubv1.EvalHubStatus{}, o)
 	assert.Equal(t, evalhubv1.PhasePending, st.Phase)
 	assert.Equal(t, corev1.ConditionFalse, st.Ready)
@@ -237,7 +237,7 @@ func TestStatus(t *testing.T) {
 // status.mcp follows the MCP server's Deployment.
 func TestMCPStatus(t *testing.T) {
 	spec := evalhubv1.EvalHubSpec{Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, MCP: &evalhubv1.EvalHubMCPSpec{Enabled: ptr.To(true)}}
-	o := observed{Generation: 1, Spec: spec, Now: metav1.Now(), Namespace: "team-a", Name: "hub", Deployment: deployment(1, 1), MCPRendered: true, MCPDeployment: deployment(0, 1)}
+	o := observed{Observed: status.Observed{Generation: 1, Now: metav1.Now()}, Spec: spec, Namespace: "team-a", Name: "hub", Deployment: deployment(1, 1), MCPRendered: true, MCPDeployment: deployment(0, 1)}
 	st := computeStatus(evalhubv1.EvalHubStatus{}, o)
 	assert.Equal(t, evalhubv1.PhasePending, st.MCP.Phase)
 	assert.False(t, st.MCP.Ready)

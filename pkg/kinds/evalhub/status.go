@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
@@ -28,10 +27,8 @@ const (
 
 // observed is what one reconcile saw, for computeStatus.
 type observed struct {
-	Generation int64
-	Spec       evalhubv1.EvalHubSpec
-	Failure    *status.Failure
-	Now        metav1.Time
+	status.Observed
+	Spec evalhubv1.EvalHubSpec
 	// Gathered: the inputs were read (Missing* and Trust are meaningful).
 	Gathered                             bool
 	MissingProviders, MissingCollections []int
@@ -45,9 +42,6 @@ type observed struct {
 	Grants *GrantResult
 }
 
-// cond is status.Cond.
-var cond = status.Cond
-
 // serverReady is upstream's readiness: some replicas ready, all of them.
 func serverReady(d *appsv1.Deployment) bool {
 	return d != nil && d.Status.ReadyReplicas > 0 && d.Status.ReadyReplicas == d.Status.Replicas && d.Status.ObservedGeneration >= d.Generation
@@ -59,49 +53,73 @@ func serverReady(d *appsv1.Deployment) bool {
 func computeStatus(prev evalhubv1.EvalHubStatus, o observed) evalhubv1.EvalHubStatus {
 	st := *prev.DeepCopy()
 	st.ObservedGeneration = o.Generation
-	set := func(c metav1.Condition) metav1.Condition {
-		status.Set(&st.Conditions, c, o.Generation, o.Now)
-		return c
-	}
-	reconciled := cond(status.TypeReconciled, true, "ReleaseApplied", "the chart is applied for the current spec")
-	if o.Failure != nil {
-		reconciled = cond(status.TypeReconciled, false, o.Failure.Reason, o.Failure.Error())
-	}
-	set(reconciled)
-	set(status.DeploymentCondition(o.Deployment, replicas(o.Spec)))
+	s := o.On(&st.Conditions)
+	s.Set(o.Reconciled())
+	s.Set(status.DeploymentCondition(o.Deployment, replicas(o.Spec)))
 	if o.Gathered {
-		set(status.TrustCondition(o.Trust))
-		set(definitionsCondition(TypeProvidersReady, "provider", "spec.providers", LabelProviderType, LabelProviderName, o.Spec.Providers, o.MissingProviders))
-		set(definitionsCondition(TypeCollectionsReady, "collection", "spec.collections", LabelCollectionType, LabelCollectionName, o.Spec.Collections, o.MissingCollections))
-		st.ActiveProviders = found(o.Spec.Providers, o.MissingProviders)
-		st.ActiveCollections = found(o.Spec.Collections, o.MissingCollections)
+		setDefinitions(s, &st, o)
 	}
+	if o.Grants != nil {
+		setTenants(s, &st, o.Grants)
+	}
+	setReplicas(&st, o.Deployment)
+	ready := s.Set(o.Ready(reasonServerReady, messageServerReady, serverGate(o.Deployment)))
+	setPhase(&st, o, ready)
+	st.MCP = mcpStatus(prev.MCP, o)
+	setLastUpdateTime(&st, prev, o.Now)
+	return st
+}
 
-	if g := o.Grants; g != nil {
-		st.TenantNamespaces = g.Tenants
-		if len(g.Problems) == 0 {
-			set(cond(TypeTenantsReady, true, "GrantsWritten", fmt.Sprintf("the permissions of the server and its jobs are written in its namespace and %d tenant namespaces", len(g.Tenants))))
-		} else {
-			set(cond(TypeTenantsReady, false, "GrantsIncomplete", strings.Join(g.Problems, "; ")))
-		}
+// setDefinitions sets TrustReady, ProvidersReady and CollectionsReady, and
+// the providers and collections the server offers.
+func setDefinitions(s status.Conditions, st *evalhubv1.EvalHubStatus, o observed) {
+	s.Set(status.TrustCondition(o.Trust))
+	s.Set(definitionsCondition(TypeProvidersReady, "provider", "spec.providers", LabelProviderType, LabelProviderName, o.Spec.Providers, o.MissingProviders))
+	s.Set(definitionsCondition(TypeCollectionsReady, "collection", "spec.collections", LabelCollectionType, LabelCollectionName, o.Spec.Collections, o.MissingCollections))
+	st.ActiveProviders = found(o.Spec.Providers, o.MissingProviders)
+	st.ActiveCollections = found(o.Spec.Collections, o.MissingCollections)
+}
+
+// setTenants sets the tenant namespaces and TenantsReady from what Finish
+// wrote.
+func setTenants(s status.Conditions, st *evalhubv1.EvalHubStatus, g *GrantResult) {
+	st.TenantNamespaces = g.Tenants
+	if len(g.Problems) > 0 {
+		s.Set(status.False(TypeTenantsReady, "GrantsIncomplete", strings.Join(g.Problems, "; ")))
+		return
 	}
-	if d := o.Deployment; d != nil {
+	s.Set(status.True(TypeTenantsReady, "GrantsWritten", fmt.Sprintf("the permissions of the server and its jobs are written in its namespace and %d tenant namespaces", len(g.Tenants))))
+}
+
+// setReplicas sets upstream's replicas and readyReplicas from the
+// Deployment, nil when absent.
+func setReplicas(st *evalhubv1.EvalHubStatus, d *appsv1.Deployment) {
+	st.Replicas, st.ReadyReplicas = 0, 0
+	if d != nil {
 		st.Replicas, st.ReadyReplicas = d.Status.Replicas, d.Status.ReadyReplicas
-	} else {
-		st.Replicas, st.ReadyReplicas = 0, 0
 	}
-	var ready metav1.Condition
+}
+
+// Upstream's reason and message of Ready when the server is ready.
+const (
+	reasonServerReady  = "DeploymentReady"
+	messageServerReady = "All replicas are ready"
+)
+
+// serverGate is Ready's gate: upstream's readiness of the server's
+// Deployment (nil when absent), in upstream's words.
+func serverGate(d *appsv1.Deployment) metav1.Condition {
 	switch {
-	case o.Failure != nil:
-		ready = cond(status.TypeReady, false, o.Failure.Reason, "the current spec is not applied: "+o.Failure.Error())
-	case o.Deployment == nil:
-		ready = cond(status.TypeReady, false, "DeploymentNotFound", "Deployment not found")
-	case !serverReady(o.Deployment):
-		ready = cond(status.TypeReady, false, "DeploymentNotReady", fmt.Sprintf("Waiting for deployment to be ready (%d/%d replicas ready)", o.Deployment.Status.ReadyReplicas, o.Deployment.Status.Replicas))
-	default:
-		ready = cond(status.TypeReady, true, "DeploymentReady", "All replicas are ready")
+	case d == nil:
+		return status.False(status.TypeReady, "DeploymentNotFound", "Deployment not found")
+	case !serverReady(d):
+		return status.False(status.TypeReady, "DeploymentNotReady", fmt.Sprintf("Waiting for deployment to be ready (%d/%d replicas ready)", d.Status.ReadyReplicas, d.Status.Replicas))
 	}
-	set(ready)
+	return status.True(status.TypeReady, reasonServerReady, messageServerReady)
+}
+
+// setPhase sets upstream's ready, phase and, once ready, URL.
+func setPhase(st *evalhubv1.EvalHubStatus, o observed, ready metav1.Condition) {
 	st.Ready = corev1.ConditionStatus(ready.Status)
 	switch {
 	case ready.Status == metav1.ConditionTrue:
@@ -112,29 +130,29 @@ func computeStatus(prev evalhubv1.EvalHubStatus, o observed) evalhubv1.EvalHubSt
 	default:
 		st.Phase = evalhubv1.PhasePending
 	}
-	st.MCP = mcpStatus(prev.MCP, o)
+}
 
-	// lastUpdateTime moves only when something else did.
+// setLastUpdateTime moves lastUpdateTime to now only when something else
+// moved (or it is unset).
+func setLastUpdateTime(st *evalhubv1.EvalHubStatus, prev evalhubv1.EvalHubStatus, now metav1.Time) {
 	before, after := prev.DeepCopy(), st.DeepCopy()
 	before.LastUpdateTime, after.LastUpdateTime = nil, nil
 	if !equality.Semantic.DeepEqual(before, after) || st.LastUpdateTime == nil {
-		now := o.Now
 		st.LastUpdateTime = &now
 	}
-	return st
 }
 
 // definitionsCondition says which listed names have no definition, and how
 // to add one.
 func definitionsCondition(t, what, field, typeLabel, nameLabel string, names []string, missing []int) metav1.Condition {
 	if len(missing) == 0 {
-		return cond(t, true, "AllFound", fmt.Sprintf("every %s listed in %s has a definition", what, field))
+		return status.True(t, "AllFound", fmt.Sprintf("every %s listed in %s has a definition", what, field))
 	}
 	var parts []string
 	for _, i := range missing {
 		parts = append(parts, fmt.Sprintf("%s[%d] %s", field, i, status.Quote(names[i])))
 	}
-	return cond(t, false, strings.ToUpper(what[:1])+what[1:]+"NotFound", fmt.Sprintf("%s: no ConfigMap labelled %s=system and %s=<name> in the operator's namespace; the server runs without it. Install the definition there (upstream's config/configmaps/evalhub) or remove the entry", strings.Join(parts, ", "), typeLabel, nameLabel))
+	return status.False(t, strings.ToUpper(what[:1])+what[1:]+"NotFound", fmt.Sprintf("%s: no ConfigMap labelled %s=system and %s=<name> in the operator's namespace; the server runs without it. Install the definition there (upstream's config/configmaps/evalhub) or remove the entry", strings.Join(parts, ", "), typeLabel, nameLabel))
 }
 
 // found lists names without the missing indexes, in order; nil for none.
@@ -162,25 +180,35 @@ func mcpStatus(prev *evalhubv1.EvalHubMCPStatus, o observed) *evalhubv1.EvalHubM
 	if prev != nil {
 		m.Conditions = append(m.Conditions, prev.Conditions...)
 	}
-	set := func(c metav1.Condition) { status.Set(&m.Conditions, c, o.Generation, o.Now) }
-	if o.Failure != nil {
-		set(cond(status.TypeReconciled, false, o.Failure.Reason, o.Failure.Error()))
-		m.Phase = evalhubv1.PhaseError
-	} else {
-		set(cond(status.TypeReconciled, true, "ReconcileComplete", "the MCP server's objects are applied"))
+	s := o.On(&m.Conditions)
+	setMCPReconciled(s, m, o.Failure)
+	if s.Set(mcpReadyCondition(o)).Status == metav1.ConditionTrue && m.Phase != evalhubv1.PhaseError {
+		m.Phase, m.Ready, m.URL = evalhubv1.PhaseReady, true, mcpURL(o.Name, o.Namespace)
 	}
+	s.Remove("RouteReady")
+	return m
+}
+
+// setMCPReconciled sets the MCP server's Reconciled, in upstream's words,
+// and its phase Error on a failure.
+func setMCPReconciled(s status.Conditions, m *evalhubv1.EvalHubMCPStatus, failure *status.Failure) {
+	if failure != nil {
+		s.Set(status.False(status.TypeReconciled, failure.Reason, failure.Error()))
+		m.Phase = evalhubv1.PhaseError
+		return
+	}
+	s.Set(status.True(status.TypeReconciled, "ReconcileComplete", "the MCP server's objects are applied"))
+}
+
+// mcpReadyCondition is the MCP server's Ready: upstream's readiness of its
+// Deployment, in upstream's words.
+func mcpReadyCondition(o observed) metav1.Condition {
 	d := o.MCPDeployment
 	switch {
 	case !o.MCPRendered || d == nil:
-		set(cond(status.TypeReady, false, "DeploymentNotFound", "MCP deployment not found"))
+		return status.False(status.TypeReady, "DeploymentNotFound", "MCP deployment not found")
 	case serverReady(d):
-		set(cond(status.TypeReady, true, "DeploymentReady", "All MCP replicas are ready"))
-		if m.Phase != evalhubv1.PhaseError {
-			m.Phase, m.Ready, m.URL = evalhubv1.PhaseReady, true, mcpURL(o.Name, o.Namespace)
-		}
-	default:
-		set(cond(status.TypeReady, false, "DeploymentNotReady", fmt.Sprintf("Waiting for MCP deployment (%d/%d replicas ready)", d.Status.ReadyReplicas, d.Status.Replicas)))
+		return status.True(status.TypeReady, "DeploymentReady", "All MCP replicas are ready")
 	}
-	meta.RemoveStatusCondition(&m.Conditions, "RouteReady")
-	return m
+	return status.False(status.TypeReady, "DeploymentNotReady", fmt.Sprintf("Waiting for MCP deployment (%d/%d replicas ready)", d.Status.ReadyReplicas, d.Status.Replicas))
 }

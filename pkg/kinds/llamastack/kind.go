@@ -155,13 +155,9 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 // reconcile, before the rendered objects are read back.
 func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.Observation, operatorVersion string) observed {
 	o := observed{
-		Generation:      cr.Generation,
+		Observed:        status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Deleting: obs.Deleting, Now: obs.Now},
 		Replicas:        cr.Spec.Replicas,
-		Failure:         obs.Failure,
-		Applied:         obs.Applied,
-		Deleting:        obs.Deleting,
 		OperatorVersion: operatorVersion,
-		Now:             obs.Now,
 	}
 	if as := cr.Spec.Server.Autoscaling; as != nil {
 		// The HPA owns the count; ready means at least its minimum is available.

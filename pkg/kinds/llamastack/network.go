@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -90,14 +91,12 @@ func allowedFromCondition(n *llamav1alpha1.NetworkSpec) *metav1.Condition {
 	}
 	src := allowedFromSources(n.AllowedFrom)
 	if len(src.Ignored) == 0 {
-		return &metav1.Condition{Type: TypeAllowedFromValid, Status: metav1.ConditionTrue, Reason: ReasonAllowedFromValid, Message: "every entry of spec.network.allowedFrom can match namespaces"}
+		return ptr.To(status.True(TypeAllowedFromValid, ReasonAllowedFromValid, "every entry of spec.network.allowedFrom can match namespaces"))
 	}
 	what := fmt.Sprintf("%d entries are", len(src.Ignored))
 	if len(src.Ignored) == 1 {
 		what = "1 entry is"
 	}
-	return &metav1.Condition{
-		Type: TypeAllowedFromValid, Status: metav1.ConditionFalse, Reason: ReasonAllowedFromIgnored,
-		Message: fmt.Sprintf("%s left out of the NetworkPolicy (the rest of the spec applies): %s", what, strings.Join(src.Ignored, "; ")),
-	}
+	return ptr.To(status.False(TypeAllowedFromValid, ReasonAllowedFromIgnored,
+		fmt.Sprintf("%s left out of the NetworkPolicy (the rest of the spec applies): %s", what, strings.Join(src.Ignored, "; "))))
 }

@@ -9,6 +9,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/stackserver"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // A probe's answer keeps everything in this API's types; no providers stays
@@ -29,7 +30,7 @@ func TestInfoOf(t *testing.T) {
 // none), its providers, and HealthCheck as upstream's (False while the pods
 // are not ready); an unchanged answer gives an identical status.
 func TestStatusFromTheServer(t *testing.T) {
-	base := observed{Generation: 1, Replicas: 1, Applied: true, Deployment: withReplicas(dep(1, 1, 1, 1), 1), ServiceFound: true, Now: t0}
+	base := observed{Observed: status.Observed{Generation: 1, Applied: true, Now: t0}, Replicas: 1, Deployment: withReplicas(dep(1, 1, 1, 1), 1), ServiceFound: true}
 	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, base)
 	c := findCondition(st.Conditions, TypeHealthCheck)
 	require.NotNil(t, c)

@@ -3,7 +3,6 @@ package llamastack
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,16 +13,9 @@ import (
 
 // observed is what one reconcile saw, for computeStatus.
 type observed struct {
-	// Generation of the CR's spec.
-	Generation int64
+	status.Observed
 	// Replicas the spec asks for.
 	Replicas int32
-	// Deleting is true once the CR has a deletion timestamp.
-	Deleting bool
-	// Failure is why the current spec could not be applied; nil when it was.
-	Failure *status.Failure
-	// Applied is true once a release of the chart exists (now or earlier).
-	Applied bool
 	// Deployment is the rendered Deployment as read back, nil when absent.
 	Deployment *appsv1.Deployment
 	// ServiceURL is the in-cluster URL of the server.
@@ -55,19 +47,17 @@ type observed struct {
 	ServerRequiresClientCerts bool
 	// AllowedFrom is TypeAllowedFromValid; nil when spec.network.allowedFrom is not set.
 	AllowedFrom *metav1.Condition
-	// Now stamps new transitions.
-	Now metav1.Time
 }
 
 // healthCheck is upstream's HealthCheck condition from what the server said.
 func healthCheck(info *serverInfo) metav1.Condition {
 	switch {
 	case info == nil:
-		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: HealthCheckPodsNotReady}
+		return status.False(TypeHealthCheck, ReasonHealthCheckFailed, HealthCheckPodsNotReady)
 	case !info.Healthy:
-		return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionFalse, Reason: ReasonHealthCheckFailed, Message: "the server does not answer its health check: " + info.Problem}
+		return status.False(TypeHealthCheck, ReasonHealthCheckFailed, "the server does not answer its health check: "+info.Problem)
 	}
-	return metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionTrue, Reason: ReasonHealthCheckPassed, Message: "the server answers GET /v1/health with OK"}
+	return status.True(TypeHealthCheck, ReasonHealthCheckPassed, "the server answers GET /v1/health with OK")
 }
 
 // computeStatus computes the new status from the previous one and the
@@ -76,84 +66,98 @@ func healthCheck(info *serverInfo) metav1.Condition {
 func computeStatus(prev llamav1alpha1.LlamaStackDistributionStatus, obs observed) llamav1alpha1.LlamaStackDistributionStatus {
 	st := *prev.DeepCopy()
 	st.ObservedGeneration = obs.Generation
-	gen := obs.Generation
+	s := obs.On(&st.Conditions)
 
-	reconciled := metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionTrue, Reason: "ReleaseApplied", Message: "the chart is applied for the current spec"}
-	if obs.Failure != nil {
-		reconciled = metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: obs.Failure.Error()}
-	}
-	status.Set(&st.Conditions, reconciled, gen, obs.Now)
-
-	deploymentReady := status.DeploymentCondition(obs.Deployment, obs.Replicas)
-	status.Set(&st.Conditions, deploymentReady, gen, obs.Now)
-	serviceReady := status.ServiceCondition(obs.ServiceFound)
-	status.Set(&st.Conditions, serviceReady, gen, obs.Now)
-	status.Set(&st.Conditions, status.StorageCondition(obs.StorageRequested, obs.Claim), gen, obs.Now)
-	status.Set(&st.Conditions, status.TrustCondition(obs.Trust), gen, obs.Now)
-
-	ready := metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "the server runs the current spec"}
-	switch {
-	case obs.Failure != nil:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Error()}
-	case deploymentReady.Status != metav1.ConditionTrue:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: deploymentReady.Reason, Message: deploymentReady.Message}
-	case serviceReady.Status != metav1.ConditionTrue:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: serviceReady.Reason, Message: serviceReady.Message}
-	}
-	status.Set(&st.Conditions, ready, gen, obs.Now)
-	switch {
-	case obs.Deleting:
-	case obs.ServerRequiresClientCerts:
-		status.Set(&st.Conditions, metav1.Condition{Type: TypeHealthCheck, Status: metav1.ConditionUnknown, Reason: ReasonHealthCheckNotAsked, Message: HealthCheckClientCerts}, gen, obs.Now)
-	case obs.Server == nil && obs.ServerAsked:
-		// The answer is on its way: the condition stays until it comes.
-		if c := meta.FindStatusCondition(st.Conditions, TypeHealthCheck); c != nil {
-			status.Set(&st.Conditions, *c, gen, obs.Now)
-		} else {
-			status.Set(&st.Conditions, healthCheck(nil), gen, obs.Now)
-		}
-	default:
-		status.Set(&st.Conditions, healthCheck(obs.Server), gen, obs.Now)
-	}
-	if obs.Server != nil {
-		if obs.Server.Version != "" {
-			st.Version.LlamaStackServerVersion = obs.Server.Version
-		}
-		st.DistributionConfig.Providers = obs.Server.Providers
-	}
+	s.Set(obs.Reconciled())
+	deploymentReady := s.Set(status.DeploymentCondition(obs.Deployment, obs.Replicas))
+	serviceReady := s.Set(status.ServiceCondition(obs.ServiceFound))
+	s.Set(status.StorageCondition(obs.StorageRequested, obs.Claim))
+	s.Set(status.TrustCondition(obs.Trust))
+	ready := s.Set(obs.Ready("Ready", "the server runs the current spec", deploymentReady, serviceReady))
+	setHealthCheck(s, obs)
+	setServerInfo(&st, obs.Server)
 	// After Ready, so that it comes last whether the CR had it from the start or not.
-	if obs.AllowedFrom != nil {
-		status.Set(&st.Conditions, *obs.AllowedFrom, gen, obs.Now)
-	} else {
-		meta.RemoveStatusCondition(&st.Conditions, TypeAllowedFromValid)
-	}
+	setAllowedFrom(s, obs.AllowedFrom)
 
-	st.AvailableReplicas = 0
-	if obs.Deployment != nil {
-		st.AvailableReplicas = obs.Deployment.Status.AvailableReplicas
-	}
-	st.ServiceURL = obs.ServiceURL
-	st.RouteURL = obs.RouteURL
+	setEndpoints(&st, obs)
+	setPhase(&st, obs, ready)
+	setDistribution(&st, obs)
+	return st
+}
 
+// setHealthCheck sets HealthCheck from what the server said: Unknown for a
+// server that is never asked, as it was while its answer is on its way, and
+// left as it was while the CR is deleted.
+func setHealthCheck(s status.Conditions, o observed) {
 	switch {
-	case obs.Deleting:
+	case o.Deleting:
+	case o.ServerRequiresClientCerts:
+		s.Set(status.Unknown(TypeHealthCheck, ReasonHealthCheckNotAsked, HealthCheckClientCerts))
+	case o.Server == nil && o.ServerAsked:
+		// The answer is on its way: the condition stays until it comes.
+		s.Keep(TypeHealthCheck, healthCheck(nil))
+	default:
+		s.Set(healthCheck(o.Server))
+	}
+}
+
+// setServerInfo takes the server's version (when it says one) and
+// providers from its answer; nothing without an answer.
+func setServerInfo(st *llamav1alpha1.LlamaStackDistributionStatus, info *serverInfo) {
+	if info == nil {
+		return
+	}
+	if info.Version != "" {
+		st.Version.LlamaStackServerVersion = info.Version
+	}
+	st.DistributionConfig.Providers = info.Providers
+}
+
+// setAllowedFrom sets AllowedFromValid, or removes it while
+// spec.network.allowedFrom is not set (c nil).
+func setAllowedFrom(s status.Conditions, c *metav1.Condition) {
+	if c == nil {
+		s.Remove(TypeAllowedFromValid)
+		return
+	}
+	s.Set(*c)
+}
+
+// setEndpoints sets the available replicas and the server's URLs.
+func setEndpoints(st *llamav1alpha1.LlamaStackDistributionStatus, o observed) {
+	st.AvailableReplicas = 0
+	if o.Deployment != nil {
+		st.AvailableReplicas = o.Deployment.Status.AvailableReplicas
+	}
+	st.ServiceURL = o.ServiceURL
+	st.RouteURL = o.RouteURL
+}
+
+// setPhase sets upstream's phase: Terminating, Failed, Ready, Initializing
+// once the chart is applied, else Pending.
+func setPhase(st *llamav1alpha1.LlamaStackDistributionStatus, o observed, ready metav1.Condition) {
+	switch {
+	case o.Deleting:
 		st.Phase = llamav1alpha1.PhaseTerminating
-	case obs.Failure != nil:
+	case o.Failure != nil:
 		st.Phase = llamav1alpha1.PhaseFailed
 	case ready.Status == metav1.ConditionTrue:
 		st.Phase = llamav1alpha1.PhaseReady
-	case obs.Applied:
+	case o.Applied:
 		st.Phase = llamav1alpha1.PhaseInitializing
 	default:
 		st.Phase = llamav1alpha1.PhasePending
 	}
+}
 
-	st.DistributionConfig.ActiveDistribution = obs.ActiveDistribution
-	st.DistributionConfig.AvailableDistributions = obs.AvailableDistributions
-	if st.Version.OperatorVersion != obs.OperatorVersion {
-		st.Version.OperatorVersion = obs.OperatorVersion
-		now := obs.Now
+// setDistribution sets the distributions and the operator's version,
+// stamped when it changes.
+func setDistribution(st *llamav1alpha1.LlamaStackDistributionStatus, o observed) {
+	st.DistributionConfig.ActiveDistribution = o.ActiveDistribution
+	st.DistributionConfig.AvailableDistributions = o.AvailableDistributions
+	if st.Version.OperatorVersion != o.OperatorVersion {
+		st.Version.OperatorVersion = o.OperatorVersion
+		now := o.Now
 		st.Version.LastUpdated = &now
 	}
-	return st
 }

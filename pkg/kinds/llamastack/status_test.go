@@ -58,17 +58,17 @@ func TestLlamaStackPhases(t *testing.T) {
 		depReason string
 	}{
 		{"nothing yet", observed{Replicas: 1}, llamav1alpha1.PhasePending, metav1.ConditionFalse, "DeploymentNotFound"},
-		{"applied, no pods", observed{Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "ReplicasUnavailable"},
-		{"rollout not observed", observed{Replicas: 1, Applied: true, Deployment: dep(2, 1, 1, 1)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
-		{"ready", observed{Replicas: 2, Applied: true, Deployment: dep(1, 1, 2, 2)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "MinimumReplicasAvailable"},
-		{"old pods still serve", observed{Replicas: 1, Applied: true, Deployment: withReplicas(dep(2, 2, 1, 1), 2)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
-		{"rollout stuck", observed{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(2, 2, 1, 1), 2))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
-		{"pods refused", observed{Replicas: 1, Applied: true, Deployment: refused(dep(1, 1, 0, 0))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
-		{"new pods refused, old pods serve", observed{Replicas: 1, Applied: true, Deployment: refused(withReplicas(dep(2, 2, 0, 1), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
-		{"new CR stuck", observed{Replicas: 1, Applied: true, Deployment: stuck(withReplicas(dep(1, 1, 1, 0), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
-		{"scaled to zero", observed{Replicas: 0, Applied: true, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "ScaledToZero"},
-		{"invalid spec keeps the old pods", observed{Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Failure: &status.Failure{Reason: "InvalidSpec", Message: "bad"}}, llamav1alpha1.PhaseFailed, metav1.ConditionFalse, "MinimumReplicasAvailable"},
-		{"deleting", observed{Replicas: 1, Applied: true, Deleting: true}, llamav1alpha1.PhaseTerminating, metav1.ConditionFalse, "DeploymentNotFound"},
+		{"applied, no pods", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "ReplicasUnavailable"},
+		{"rollout not observed", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: dep(2, 1, 1, 1)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
+		{"ready", observed{Observed: status.Observed{Applied: true}, Replicas: 2, Deployment: dep(1, 1, 2, 2)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "MinimumReplicasAvailable"},
+		{"old pods still serve", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: withReplicas(dep(2, 2, 1, 1), 2)}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutInProgress"},
+		{"rollout stuck", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: stuck(withReplicas(dep(2, 2, 1, 1), 2))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
+		{"pods refused", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: refused(dep(1, 1, 0, 0))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
+		{"new pods refused, old pods serve", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: refused(withReplicas(dep(2, 2, 0, 1), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "PodCreationFailed"},
+		{"new CR stuck", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: stuck(withReplicas(dep(1, 1, 1, 0), 1))}, llamav1alpha1.PhaseInitializing, metav1.ConditionFalse, "RolloutStuck"},
+		{"scaled to zero", observed{Observed: status.Observed{Applied: true}, Replicas: 0, Deployment: dep(1, 1, 0, 0)}, llamav1alpha1.PhaseReady, metav1.ConditionTrue, "ScaledToZero"},
+		{"invalid spec keeps the old pods", observed{Observed: status.Observed{Failure: &status.Failure{Reason: "InvalidSpec", Message: "bad"}, Applied: true}, Replicas: 1, Deployment: dep(1, 1, 1, 1)}, llamav1alpha1.PhaseFailed, metav1.ConditionFalse, "MinimumReplicasAvailable"},
+		{"deleting", observed{Observed: status.Observed{Applied: true, Deleting: true}, Replicas: 1}, llamav1alpha1.PhaseTerminating, metav1.ConditionFalse, "DeploymentNotFound"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestLlamaStackPhases(t *testing.T) {
 }
 
 func TestLlamaStackIsStableAndKeepsTransitionTimes(t *testing.T) {
-	obs := observed{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 0, 0), OperatorVersion: "v1", ServiceURL: "http://x", ServiceFound: true, Now: t0}
+	obs := observed{Observed: status.Observed{Generation: 1, Applied: true, Now: t0}, Replicas: 1, Deployment: dep(1, 1, 0, 0), OperatorVersion: "v1", ServiceURL: "http://x", ServiceFound: true}
 	first := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, obs)
 
 	obs.Now = t1
@@ -117,7 +117,7 @@ func TestLlamaStackIsStableAndKeepsTransitionTimes(t *testing.T) {
 }
 
 func TestServiceMissingIsNotReady(t *testing.T) {
-	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, observed{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), Now: t0})
+	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, observed{Observed: status.Observed{Generation: 1, Applied: true, Now: t0}, Replicas: 1, Deployment: dep(1, 1, 1, 1)})
 	assert.Equal(t, "ServiceNotFound", meta.FindStatusCondition(st.Conditions, status.TypeServiceReady).Reason)
 	assert.Equal(t, "ServiceNotFound", meta.FindStatusCondition(st.Conditions, status.TypeReady).Reason)
 	assert.Equal(t, llamav1alpha1.PhaseInitializing, st.Phase)
@@ -125,7 +125,7 @@ func TestServiceMissingIsNotReady(t *testing.T) {
 
 func TestConditionMessagesAreCapped(t *testing.T) {
 	long := strings.Repeat("é", 2000) // 4000 bytes, two per rune
-	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, observed{Generation: 1, Failure: &status.Failure{Reason: "InvalidSpec", Message: long}})
+	st := computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, observed{Observed: status.Observed{Generation: 1, Failure: &status.Failure{Reason: "InvalidSpec", Message: long}}})
 	for _, c := range st.Conditions {
 		if len(c.Message) > status.MaxMessage || !utf8.ValidString(c.Message) {
 			t.Fatalf("condition %s: %d bytes, valid UTF-8 %v", c.Type, len(c.Message), utf8.ValidString(c.Message))
@@ -260,7 +260,7 @@ func TestAllowedFromCondition(t *testing.T) {
 // A server that requires client certificates is never asked: HealthCheck is
 // Unknown and says why, and the service URL is https.
 func TestServerRequiringClientCertsIsNotAsked(t *testing.T) {
-	obs := observed{Generation: 1, Replicas: 1, Applied: true, Deployment: dep(1, 1, 1, 1), ServiceFound: true, ServerRequiresClientCerts: true, Now: t0}
+	obs := observed{Observed: status.Observed{Generation: 1, Applied: true, Now: t0}, Replicas: 1, Deployment: dep(1, 1, 1, 1), ServiceFound: true, ServerRequiresClientCerts: true}
 	c := meta.FindStatusCondition(computeStatus(llamav1alpha1.LlamaStackDistributionStatus{}, obs).Conditions, TypeHealthCheck)
 	require.NotNil(t, c)
 	assert.Equal(t, metav1.ConditionUnknown, c.Status)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // Condition types and reasons of an LMEvalJob (this operator's; upstream's
@@ -357,16 +358,17 @@ func exitMessage(c *corev1.ContainerStatus) string {
 
 // setConditions sets Valid and Permitted.
 func setConditions(st *lmv1alpha1.LMEvalJobStatus, in Input, gen int64) {
-	valid := metav1.Condition{Type: TypeValid, Status: metav1.ConditionTrue, Reason: ReasonValid, Message: "the spec and the operator settings are valid", ObservedGeneration: gen}
+	valid := status.True(TypeValid, ReasonValid, "the spec and the operator settings are valid")
 	if in.InvalidReason != "" {
-		valid.Status, valid.Reason, valid.Message = metav1.ConditionFalse, in.InvalidReason, in.InvalidMessage
+		valid = status.False(TypeValid, in.InvalidReason, in.InvalidMessage)
 	}
+	valid.ObservedGeneration = gen
 	meta.SetStatusCondition(&st.Conditions, valid)
-	perm := metav1.Condition{Type: TypePermitted, Status: metav1.ConditionTrue, Reason: ReasonPermitted, Message: "the job has every permit it asks for", ObservedGeneration: gen}
+	perm := status.True(TypePermitted, ReasonPermitted, "the job has every permit it asks for")
 	if len(in.Permits.Refused) > 0 {
-		perm.Status, perm.Reason = metav1.ConditionFalse, ReasonPermitRefused
-		perm.Message = fmt.Sprintf("the operator's settings deny %s: the job runs without (%s set it to allow)", strings.Join(in.Permits.Refused, " and "), in.Permits.From)
+		perm = status.False(TypePermitted, ReasonPermitRefused, fmt.Sprintf("the operator's settings deny %s: the job runs without (%s set it to allow)", strings.Join(in.Permits.Refused, " and "), in.Permits.From))
 	}
+	perm.ObservedGeneration = gen
 	meta.SetStatusCondition(&st.Conditions, perm)
 	if in.Queue != nil {
 		meta.SetStatusCondition(&st.Conditions, in.Queue.admittedCondition(gen))

@@ -308,8 +308,8 @@ const (
 // Route from the API server.
 func (k *Kind) Status(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *Inputs, obs release.Observation) error {
 	o := observed{
-		Generation: cr.Generation, Replicas: replicas(cr), Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now,
-		RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
+		Observed: status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now},
+		Replicas: replicas(cr), RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
 		MCPGateway: cr.Spec.Template != nil && cr.Spec.Template.Pod != nil && cr.Spec.Template.Pod.MCPGateway != nil,
 		UserCA:     cr.Spec.CABundleConfig != nil, Namespace: cr.Namespace, Name: cr.Name,
 	}

@@ -64,7 +64,7 @@ func TestTranslate(t *testing.T) {
 func TestComputeStatus(t *testing.T) {
 	now := metav1.NewTime(time.Unix(1000, 0))
 	dep := &appsv1.Deployment{Status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}}
-	o := observed{Generation: 1, Replicas: 1, Applied: true, Now: now, Deployment: dep, Namespace: "ns", Name: "g"}
+	o := observed{Observed: status.Observed{Generation: 1, Applied: true, Now: now}, Replicas: 1, Deployment: dep, Namespace: "ns", Name: "g"}
 	st := computeStatus(nemov1alpha1.NemoGuardrailStatus{}, o)
 	assert.Equal(t, PhaseReady, st.Phase)
 	assert.Nil(t, findCond(st, TypeRouteReady), "nothing exposes the server: no RouteReady")
@@ -82,7 +82,7 @@ func TestComputeStatus(t *testing.T) {
 	assert.Equal(t, PhaseError, failed.Phase)
 	assert.Contains(t, findCond(failed, status.TypeReconciled).Message, "spec.nemoConfigs[0].name")
 
-	o = observed{Generation: 1, Replicas: 1, Applied: true, Now: now, Deployment: dep, MCPGateway: true}
+	o = observed{Observed: status.Observed{Generation: 1, Applied: true, Now: now}, Replicas: 1, Deployment: dep, MCPGateway: true}
 	mcp := computeStatus(nemov1alpha1.NemoGuardrailStatus{}, o)
 	assert.Equal(t, "NotSupported", findCond(mcp, TypeMCPGatewayConfigured).Reason)
 	require.NotNil(t, mcp.MCP)

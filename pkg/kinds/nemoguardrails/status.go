@@ -3,10 +3,8 @@ package nemoguardrails
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -35,11 +33,8 @@ const (
 
 // observed is what one reconcile saw, for computeStatus.
 type observed struct {
-	Generation int64
-	Replicas   int32
-	Failure    *status.Failure
-	Applied    bool
-	Now        metav1.Time
+	status.Observed
+	Replicas int32
 	// Deployment and Route as read back, nil when absent; RouteRendered and
 	// Ingress say what the release renders.
 	Deployment    *appsv1.Deployment
@@ -53,70 +48,37 @@ type observed struct {
 	Namespace, Name    string
 }
 
-// cond is status.Cond.
-var cond = status.Cond
-
 // computeStatus computes the new status from the previous one and the
 // observation: pure and stable (an unchanged observation gives an identical
 // status, lastTransitionTime included).
 func computeStatus(prev nemov1alpha1.NemoGuardrailStatus, o observed) nemov1alpha1.NemoGuardrailStatus {
 	st := *prev.DeepCopy()
 	st.ObservedGeneration = o.Generation
-	set := func(c metav1.Condition) metav1.Condition {
-		status.Set(&st.Conditions, c, o.Generation, o.Now)
-		return c
+	s := o.On(&st.Conditions)
+	s.Set(o.Reconciled())
+	// Ready names every gate not True.
+	gates := []metav1.Condition{s.Set(status.DeploymentCondition(o.Deployment, o.Replicas))}
+	if c, ok := setRoute(s, o); ok {
+		gates = append(gates, c)
 	}
-	reconciled := cond(status.TypeReconciled, true, "ReleaseApplied", "the chart is applied for the current spec")
-	if o.Failure != nil {
-		reconciled = cond(status.TypeReconciled, false, o.Failure.Reason, o.Failure.Error())
-	}
-	set(reconciled)
-
-	var notReady []metav1.Condition
-	if d := set(status.DeploymentCondition(o.Deployment, o.Replicas)); d.Status != metav1.ConditionTrue {
-		notReady = append(notReady, d)
-	}
-	if route, ok := routeCondition(o); !ok {
-		meta.RemoveStatusCondition(&st.Conditions, TypeRouteReady)
-	} else if set(route).Status != metav1.ConditionTrue {
-		notReady = append(notReady, route)
-	}
-	set(status.TrustCondition(o.Trust))
-	if o.MCPGateway {
-		set(cond(TypeMCPGatewayConfigured, false, "NotSupported", "spec.template.pod.mcpGateway: this operator does not write upstream's EnvoyFilter mcp-sse-strip, which goes in the gateway's namespace, outside this resource's; the server runs without it (docs/trustyai.md says how an administrator adds it)"))
-		st.MCP = &nemov1alpha1.MCPGatewayStatus{MCPGatewayFound: false, MCPGatewayError: "not configured by this operator: the EnvoyFilter mcp-sse-strip goes in the gateway's namespace (docs/trustyai.md)"}
-	} else {
-		meta.RemoveStatusCondition(&st.Conditions, TypeMCPGatewayConfigured)
-		st.MCP, st.BBRPlugin = nil, nil
-	}
+	s.Set(status.TrustCondition(o.Trust))
+	setMCPGateway(s, &st, o.MCPGateway)
 	st.CA = caStatus(o)
-
-	ready := cond(status.TypeReady, true, "AllComponentsReady", "the server runs the current spec")
-	switch {
-	case o.Failure != nil:
-		ready = cond(status.TypeReady, false, o.Failure.Reason, "the current spec is not applied: "+o.Failure.Error())
-	case len(notReady) > 0:
-		var parts []string
-		for _, c := range notReady {
-			parts = append(parts, c.Type+": "+c.Message)
-		}
-		ready = cond(status.TypeReady, false, "ComponentsNotReady", strings.Join(parts, "; "))
-	}
-	set(ready)
-	if ready.Status == metav1.ConditionTrue {
-		set(cond(TypeReconcileComplete, true, "ReconcileCompleted", "Reconcile completed successfully"))
-	} else {
-		set(cond(TypeReconcileComplete, false, "ReconcileFailed", ready.Message))
-	}
-	switch {
-	case ready.Status == metav1.ConditionTrue:
-		st.Phase = PhaseReady
-	case o.Failure != nil:
-		st.Phase = PhaseError
-	default:
-		st.Phase = PhaseProgressing
-	}
+	ready := s.Set(o.ReadyAll("AllComponentsReady", "the server runs the current spec", gates...))
+	s.Set(reconcileCompleteCondition(ready))
+	setPhase(&st, o, ready)
 	return st
+}
+
+// setRoute sets RouteReady (routeCondition), or removes it where nothing
+// exposes the server; ok says Ready waits for it.
+func setRoute(s status.Conditions, o observed) (gate metav1.Condition, ok bool) {
+	c, ok := routeCondition(o)
+	if !ok {
+		s.Remove(TypeRouteReady)
+		return gate, false
+	}
+	return s.Set(c), true
 }
 
 // routeCondition is RouteReady: the Route exists and a router admitted it;
@@ -126,15 +88,50 @@ func computeStatus(prev nemov1alpha1.NemoGuardrailStatus, o observed) nemov1alph
 func routeCondition(o observed) (c metav1.Condition, ok bool) {
 	switch {
 	case o.RouteRendered && o.Route == nil:
-		return cond(TypeRouteReady, false, "RouteNotReady", "the Route does not exist yet"), true
+		return status.False(TypeRouteReady, "RouteNotReady", "the Route does not exist yet"), true
 	case o.RouteRendered && !status.RouteAdmitted(o.Route):
-		return cond(TypeRouteReady, false, "RouteNotReady", "no router has admitted the Route yet"), true
+		return status.False(TypeRouteReady, "RouteNotReady", "no router has admitted the Route yet"), true
 	case o.RouteRendered:
-		return cond(TypeRouteReady, true, "RouteReady", "the Route is admitted"), true
+		return status.True(TypeRouteReady, "RouteReady", "the Route is admitted"), true
 	case o.Ingress:
-		return cond(TypeRouteReady, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the server"), true
+		return status.True(TypeRouteReady, "IngressCreated", "no Route API on this cluster: an Ingress exposes the server"), true
 	}
-	return metav1.Condition{}, false
+	return c, false
+}
+
+// setMCPGateway sets MCPGatewayConfigured False and upstream's status.mcp
+// while spec.template.pod.mcpGateway asks for the EnvoyFilter this operator
+// does not write; otherwise it removes both, and status.bbrPlugin.
+func setMCPGateway(s status.Conditions, st *nemov1alpha1.NemoGuardrailStatus, asked bool) {
+	if !asked {
+		s.Remove(TypeMCPGatewayConfigured)
+		st.MCP, st.BBRPlugin = nil, nil
+		return
+	}
+	s.Set(status.False(TypeMCPGatewayConfigured, "NotSupported", "spec.template.pod.mcpGateway: this operator does not write upstream's EnvoyFilter mcp-sse-strip, which goes in the gateway's namespace, outside this resource's; the server runs without it (docs/trustyai.md says how an administrator adds it)"))
+	st.MCP = &nemov1alpha1.MCPGatewayStatus{MCPGatewayFound: false, MCPGatewayError: "not configured by this operator: the EnvoyFilter mcp-sse-strip goes in the gateway's namespace (docs/trustyai.md)"}
+}
+
+// reconcileCompleteCondition is upstream's ReconcileComplete: Ready in its
+// words.
+func reconcileCompleteCondition(ready metav1.Condition) metav1.Condition {
+	if ready.Status != metav1.ConditionTrue {
+		return status.False(TypeReconcileComplete, "ReconcileFailed", ready.Message)
+	}
+	return status.True(TypeReconcileComplete, "ReconcileCompleted", "Reconcile completed successfully")
+}
+
+// setPhase sets upstream's phase: Ready, Error while the current spec is
+// not applied, Progressing otherwise.
+func setPhase(st *nemov1alpha1.NemoGuardrailStatus, o observed, ready metav1.Condition) {
+	switch {
+	case ready.Status == metav1.ConditionTrue:
+		st.Phase = PhaseReady
+	case o.Failure != nil:
+		st.Phase = PhaseError
+	default:
+		st.Phase = PhaseProgressing
+	}
 }
 
 // caStatus is upstream's status.ca: which CA sources were merged.

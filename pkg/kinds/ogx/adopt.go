@@ -7,14 +7,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/legacy"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // Adoption, through upstream's annotations on an OGXServer:
@@ -123,8 +126,8 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 		old := &metav1.PartialObjectMetadata{}
 		old.SetGroupVersionKind(legacy.GVK)
 		got, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, name, old)
-		if err != nil && strings.Contains(err.Error(), "no matches for kind") {
-			return false, nil // the old kind is not served here
+		if meta.IsNoMatchError(err) {
+			return false, nil // the old kind (or its group version) is not served here
 		}
 		return got != nil, err
 	}
@@ -228,19 +231,7 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 		}
 		holder, a.Waiting = h, h != ""
 	}
-	switch {
-	case a.Claim != "" && holder != "":
-		a.Storage = &metav1.Condition{Type: ogxv1beta1.ConditionTypeStorageAdopted, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting,
-			Message: fmt.Sprintf("claim %s is mounted by pod %s, which is not this server's: this server waits at zero replicas until no other pod mounts it (never two servers on one claim)", a.Claim, holder)}
-	case a.Claim != "" && a.Waiting:
-		a.Storage = &metav1.Condition{Type: ogxv1beta1.ConditionTypeStorageAdopted, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting,
-			Message: fmt.Sprintf("claim %s is this server's (the old server no longer owns it, so deleting it keeps the data); the old server %s still runs on it: delete it and this server starts on the claim", a.Claim, storageSrc)}
-		if a.releasing {
-			a.Storage.Message = fmt.Sprintf("claim %s is being taken over from the old server %s; do not delete the old server until this condition says the claim is this server's", a.Claim, storageSrc)
-		}
-	case a.Claim != "":
-		a.Storage = &metav1.Condition{Type: ogxv1beta1.ConditionTypeStorageAdopted, Status: metav1.ConditionTrue, Reason: ogxv1beta1.ReasonStorageAdopted, Message: fmt.Sprintf("PVC %s adopted", a.Claim)}
-	}
+	a.Storage = storageAdopted(a, storageSrc, holder)
 
 	// Networking: the old Service name, for this server's pods.
 	if networkSrc != "" {
@@ -257,24 +248,42 @@ func (k *Kind) gatherAdoption(ctx context.Context, cr *ogxv1beta1.OGXServer, now
 		switch {
 		case ours || (svc == nil && !exists):
 			a.ServiceAlias = name
-			a.Networking = &metav1.Condition{Type: ogxv1beta1.ConditionTypeNetworkingAdopted, Status: metav1.ConditionTrue, Reason: ogxv1beta1.ReasonNetworkingAdopted, Message: fmt.Sprintf("Service %s selects this server's pods (networking adopted from %s)", name, networkSrc)}
+			a.Networking = ptr.To(status.True(ogxv1beta1.ConditionTypeNetworkingAdopted, ogxv1beta1.ReasonNetworkingAdopted, fmt.Sprintf("Service %s selects this server's pods (networking adopted from %s)", name, networkSrc)))
 		case exists:
-			a.Networking = &metav1.Condition{Type: ogxv1beta1.ConditionTypeNetworkingAdopted, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting, Message: fmt.Sprintf("the old server %s still serves Service %s: delete it and the name selects this server's pods", networkSrc, name)}
+			a.Networking = ptr.To(status.False(ogxv1beta1.ConditionTypeNetworkingAdopted, ReasonAdoptionWaiting, fmt.Sprintf("the old server %s still serves Service %s: delete it and the name selects this server's pods", networkSrc, name)))
 		case legacy.ControlledBy(svc, networkSrc):
 			// The old server is gone; the garbage collector deletes its Service.
-			a.Networking = &metav1.Condition{Type: ogxv1beta1.ConditionTypeNetworkingAdopted, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting, Message: fmt.Sprintf("Service %s of the deleted server %s is being deleted", name, networkSrc)}
+			a.Networking = ptr.To(status.False(ogxv1beta1.ConditionTypeNetworkingAdopted, ReasonAdoptionWaiting, fmt.Sprintf("Service %s of the deleted server %s is being deleted", name, networkSrc)))
 		default:
 			problems = append(problems, fmt.Sprintf("Service %s exists and is not the old server's (%s): it is left alone", name, legacy.Controller(svc)))
 		}
 	}
 
-	if storageSrc != "" || networkSrc != "" || len(problems) > 0 {
-		a.Invalid = &metav1.Condition{Type: ogxv1beta1.ConditionTypeAdoptionConfigInvalid, Status: metav1.ConditionFalse, Reason: ogxv1beta1.ReasonAnnotationsValid, Message: "Adoption annotations are valid"}
-		if len(problems) > 0 {
-			a.Invalid = &metav1.Condition{Type: ogxv1beta1.ConditionTypeAdoptionConfigInvalid, Status: metav1.ConditionTrue, Reason: ogxv1beta1.ReasonAdoptionConfigInvalid, Message: strings.Join(problems, "; ")}
-		}
+	switch {
+	case len(problems) > 0:
+		a.Invalid = ptr.To(status.True(ogxv1beta1.ConditionTypeAdoptionConfigInvalid, ogxv1beta1.ReasonAdoptionConfigInvalid, strings.Join(problems, "; ")))
+	case storageSrc != "" || networkSrc != "":
+		a.Invalid = ptr.To(status.False(ogxv1beta1.ConditionTypeAdoptionConfigInvalid, ogxv1beta1.ReasonAnnotationsValid, "Adoption annotations are valid"))
 	}
 	return a, nil
+}
+
+// storageAdopted is StorageAdopted for the adopted claim (nil without one):
+// False while a pod not this server's mounts it (holder) or the old server
+// old still exists, True once this server runs on it.
+func storageAdopted(a adoption, old, holder string) *metav1.Condition {
+	const typ = ogxv1beta1.ConditionTypeStorageAdopted
+	switch {
+	case a.Claim == "":
+		return nil
+	case holder != "":
+		return ptr.To(status.False(typ, ReasonAdoptionWaiting, fmt.Sprintf("claim %s is mounted by pod %s, which is not this server's: this server waits at zero replicas until no other pod mounts it (never two servers on one claim)", a.Claim, holder)))
+	case a.Waiting && a.releasing:
+		return ptr.To(status.False(typ, ReasonAdoptionWaiting, fmt.Sprintf("claim %s is being taken over from the old server %s; do not delete the old server until this condition says the claim is this server's", a.Claim, old)))
+	case a.Waiting:
+		return ptr.To(status.False(typ, ReasonAdoptionWaiting, fmt.Sprintf("claim %s is this server's (the old server no longer owns it, so deleting it keeps the data); the old server %s still runs on it: delete it and this server starts on the claim", a.Claim, old)))
+	}
+	return ptr.To(status.True(typ, ogxv1beta1.ReasonStorageAdopted, fmt.Sprintf("PVC %s adopted", a.Claim)))
 }
 
 // otherPodMounting names a pod of the CR's namespace, not this server's,

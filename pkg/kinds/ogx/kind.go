@@ -201,13 +201,9 @@ func (k *Kind) Status(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs,
 func observe(cr *ogxv1beta1.OGXServer, in *Inputs, obs release.Observation, operatorVersion string) observed {
 	spec := cr.Spec
 	o := observed{
-		Generation:      cr.Generation,
+		Observed:        status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Deleting: obs.Deleting, Now: obs.Now},
 		Replicas:        1,
-		Failure:         obs.Failure,
-		Applied:         obs.Applied,
-		Deleting:        obs.Deleting,
 		OperatorVersion: operatorVersion,
-		Now:             obs.Now,
 		Declarative:     spec.OverrideConfig == nil && configgen.Active(&spec),
 	}
 	if w := spec.Workload; w != nil {

@@ -6,7 +6,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -18,14 +17,9 @@ import (
 
 // observed is what one reconcile saw, for computeStatus.
 type observed struct {
-	Generation int64
+	status.Observed
 	// Replicas the spec asks for (the HPA's minimum with autoscaling).
 	Replicas int32
-	Deleting bool
-	// Failure is why the current spec could not be applied; nil when it was.
-	Failure *status.Failure
-	// Applied is true once a release of the chart exists.
-	Applied bool
 	// Deployment is the rendered Deployment as read back, nil when absent.
 	Deployment   *appsv1.Deployment
 	ServiceURL   string
@@ -56,40 +50,17 @@ type observed struct {
 	// not answered yet (ServerAsked).
 	Server      *stackserver.Answer
 	ServerAsked bool
-	Now         metav1.Time
 }
 
 // healthCheck is upstream's HealthCheck condition from what the server said.
 func healthCheck(a *stackserver.Answer) metav1.Condition {
-	c := metav1.Condition{Type: ogxv1beta1.ConditionTypeHealthCheck, Status: metav1.ConditionFalse, Reason: ogxv1beta1.ReasonHealthCheckFailed}
 	switch {
 	case a == nil:
-		c.Message = "the server's pods are not ready"
+		return status.False(ogxv1beta1.ConditionTypeHealthCheck, ogxv1beta1.ReasonHealthCheckFailed, "the server's pods are not ready")
 	case !a.Healthy:
-		c.Message = "the server does not answer its health check: " + a.Problem
-	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ogxv1beta1.ReasonHealthCheckPassed, "the server answers GET /v1/health with OK"
+		return status.False(ogxv1beta1.ConditionTypeHealthCheck, ogxv1beta1.ReasonHealthCheckFailed, "the server does not answer its health check: "+a.Problem)
 	}
-	return c
-}
-
-// configCondition is upstream's ConfigGenerated condition.
-func configCondition(obs observed) *metav1.Condition {
-	c := metav1.Condition{Type: ogxv1beta1.ConditionTypeConfigGenerated}
-	switch {
-	case obs.ConfigFailure != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ogxv1beta1.ReasonConfigGenerationFailed, obs.ConfigFailure.Error()
-	case obs.Generated != nil:
-		c.Status, c.Reason = metav1.ConditionTrue, ogxv1beta1.ReasonConfigGenerationSucceeded
-		c.Message = fmt.Sprintf("generated config.yaml (ConfigMap %s) with %d providers and %d resources", obs.Generated.ConfigMapName, obs.Generated.Providers, obs.Generated.Resources)
-	case obs.Declarative:
-		// Generated mode whose inputs were not read (the CR is deleted or
-		// Gather failed before): the condition stays as it was.
-		return nil
-	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ogxv1beta1.ReasonConfigGenerationInactive, "the configuration is not generated: spec.overrideConfig or the image's own configuration is used"
-	}
-	return &c
+	return status.True(ogxv1beta1.ConditionTypeHealthCheck, ogxv1beta1.ReasonHealthCheckPassed, "the server answers GET /v1/health with OK")
 }
 
 // computeStatus computes the new status from the previous one and the
@@ -97,125 +68,187 @@ func configCondition(obs observed) *metav1.Condition {
 // identical status, lastTransitionTime included).
 func computeStatus(prev ogxv1beta1.OGXServerStatus, obs observed) ogxv1beta1.OGXServerStatus {
 	st := *prev.DeepCopy()
-	gen := obs.Generation
-	set := func(c metav1.Condition) { status.Set(&st.Conditions, c, gen, obs.Now) }
+	s := obs.On(&st.Conditions)
 
-	reconciled := metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionTrue, Reason: "ReleaseApplied", Message: "the chart is applied for the current spec"}
-	if obs.Failure != nil {
-		reconciled = metav1.Condition{Type: status.TypeReconciled, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: obs.Failure.Error()}
-	}
-	set(reconciled)
-	deploymentReady := status.DeploymentCondition(obs.Deployment, obs.Replicas)
-	set(deploymentReady)
-	serviceReady := status.ServiceCondition(obs.ServiceFound)
-	set(serviceReady)
-	if obs.StorageRequested != nil {
-		set(status.StorageCondition(obs.StorageRequested, obs.Claim))
-	} else {
-		meta.RemoveStatusCondition(&st.Conditions, status.TypeStorageReady)
-	}
-	set(status.TrustCondition(obs.Trust))
-	if !obs.Deleting {
-		for typ, c := range map[string]*metav1.Condition{
-			ogxv1beta1.ConditionTypeAdoptionConfigInvalid: obs.Adoption.Invalid,
-			ogxv1beta1.ConditionTypeNetworkingAdopted:     obs.Adoption.Networking,
-		} {
-			if c == nil {
-				meta.RemoveStatusCondition(&st.Conditions, typ)
-			}
-		}
-		for _, c := range []*metav1.Condition{obs.Adoption.Storage, obs.Adoption.Networking, obs.Adoption.Invalid} {
-			if c != nil {
-				set(*c)
-			}
-		}
-	}
-	if c := configCondition(obs); c != nil {
-		set(*c)
-	}
+	s.Set(obs.Reconciled())
+	deploymentReady := s.Set(status.DeploymentCondition(obs.Deployment, obs.Replicas))
+	serviceReady := s.Set(status.ServiceCondition(obs.ServiceFound))
+	setStorage(s, obs)
+	s.Set(status.TrustCondition(obs.Trust))
+	setAdoption(s, obs)
+	setConfigGenerated(s, obs)
+	ready := s.Set(obs.Ready("Ready", "the server runs the current spec", readyGates(obs, deploymentReady, serviceReady)...))
+	setHealthCheck(s, obs)
+	setServerInfo(&st, obs.Server)
 
-	ready := metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "the server runs the current spec"}
-	switch {
-	case obs.Failure != nil:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: obs.Failure.Reason, Message: "the current spec is not applied: " + obs.Failure.Error()}
-	case deploymentReady.Status != metav1.ConditionTrue:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: deploymentReady.Reason, Message: deploymentReady.Message}
-	case obs.Adoption.Waiting && obs.Adoption.Storage != nil:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: ReasonAdoptionWaiting, Message: obs.Adoption.Storage.Message}
-	case serviceReady.Status != metav1.ConditionTrue:
-		ready = metav1.Condition{Type: status.TypeReady, Status: metav1.ConditionFalse, Reason: serviceReady.Reason, Message: serviceReady.Message}
+	setEndpoints(&st, obs)
+	setPhase(&st, obs, ready)
+	setDistribution(&st, obs)
+	setConfigGeneration(&st, obs)
+	setOperatorVersion(&st, obs)
+	return st
+}
+
+// setStorage sets StorageReady, or removes it while no storage is asked for.
+func setStorage(s status.Conditions, o observed) {
+	if o.StorageRequested == nil {
+		s.Remove(status.TypeStorageReady)
+		return
 	}
-	set(ready)
-	switch {
-	case obs.Deleting:
-	case obs.Server == nil && obs.ServerAsked:
-		// The answer is on its way: the condition stays until it comes.
-		if c := meta.FindStatusCondition(st.Conditions, ogxv1beta1.ConditionTypeHealthCheck); c != nil {
-			set(*c)
-		} else {
-			set(healthCheck(nil))
+	s.Set(status.StorageCondition(o.StorageRequested, o.Claim))
+}
+
+// setAdoption sets the conditions of the adoption annotations, and removes
+// AdoptionConfigInvalid and NetworkingAdopted when there is nothing to say;
+// while the CR is deleted they stay as they were.
+func setAdoption(s status.Conditions, o observed) {
+	if o.Deleting {
+		return
+	}
+	a := o.Adoption
+	for _, r := range []struct {
+		typ string
+		c   *metav1.Condition
+	}{
+		{ogxv1beta1.ConditionTypeAdoptionConfigInvalid, a.Invalid},
+		{ogxv1beta1.ConditionTypeNetworkingAdopted, a.Networking},
+	} {
+		if r.c == nil {
+			s.Remove(r.typ)
 		}
+	}
+	for _, c := range []*metav1.Condition{a.Storage, a.Networking, a.Invalid} {
+		if c != nil {
+			s.Set(*c)
+		}
+	}
+}
+
+// setConfigGenerated sets upstream's ConfigGenerated condition.
+func setConfigGenerated(s status.Conditions, o observed) {
+	const typ = ogxv1beta1.ConditionTypeConfigGenerated
+	switch {
+	case o.ConfigFailure != nil:
+		s.Set(status.False(typ, ogxv1beta1.ReasonConfigGenerationFailed, o.ConfigFailure.Error()))
+	case o.Generated != nil:
+		s.Set(status.True(typ, ogxv1beta1.ReasonConfigGenerationSucceeded,
+			fmt.Sprintf("generated config.yaml (ConfigMap %s) with %d providers and %d resources", o.Generated.ConfigMapName, o.Generated.Providers, o.Generated.Resources)))
+	case o.Declarative:
+		// Generated mode whose inputs were not read (the CR is deleted or
+		// Gather failed before): the condition stays as it was.
 	default:
-		set(healthCheck(obs.Server))
+		s.Set(status.False(typ, ogxv1beta1.ReasonConfigGenerationInactive, "the configuration is not generated: spec.overrideConfig or the image's own configuration is used"))
 	}
-	if a := obs.Server; a != nil {
-		if a.Version != "" {
-			st.Version.ServerVersion = a.Version
-		}
-		st.DistributionConfig.Providers = providersOf(a.Providers)
-	}
+}
 
-	st.AvailableReplicas = 0
-	if obs.Deployment != nil {
-		st.AvailableReplicas = obs.Deployment.Status.ReadyReplicas
+// readyGates are Ready's gates, in order: the Deployment, the adopted
+// claim's wait for the old server (while it waits), the Service.
+func readyGates(o observed, deploymentReady, serviceReady metav1.Condition) []metav1.Condition {
+	gates := []metav1.Condition{deploymentReady}
+	if o.Adoption.Waiting && o.Adoption.Storage != nil {
+		gates = append(gates, status.False(ogxv1beta1.ConditionTypeStorageAdopted, ReasonAdoptionWaiting, o.Adoption.Storage.Message))
 	}
-	st.ServiceURL = obs.ServiceURL
-	st.ExternalURL = obs.ExternalURL
+	return append(gates, serviceReady)
+}
 
+// setHealthCheck sets HealthCheck from what the server said: as it was
+// while its answer is on its way, and left as it was while the CR is
+// deleted.
+func setHealthCheck(s status.Conditions, o observed) {
 	switch {
-	case obs.Deleting:
+	case o.Deleting:
+	case o.Server == nil && o.ServerAsked:
+		// The answer is on its way: the condition stays until it comes.
+		s.Keep(ogxv1beta1.ConditionTypeHealthCheck, healthCheck(nil))
+	default:
+		s.Set(healthCheck(o.Server))
+	}
+}
+
+// setServerInfo takes the server's version (when it says one) and
+// providers from its answer; nothing without an answer.
+func setServerInfo(st *ogxv1beta1.OGXServerStatus, a *stackserver.Answer) {
+	if a == nil {
+		return
+	}
+	if a.Version != "" {
+		st.Version.ServerVersion = a.Version
+	}
+	st.DistributionConfig.Providers = providersOf(a.Providers)
+}
+
+// setEndpoints sets the ready replicas and the server's URLs.
+func setEndpoints(st *ogxv1beta1.OGXServerStatus, o observed) {
+	st.AvailableReplicas = 0
+	if o.Deployment != nil {
+		st.AvailableReplicas = o.Deployment.Status.ReadyReplicas
+	}
+	st.ServiceURL = o.ServiceURL
+	st.ExternalURL = o.ExternalURL
+}
+
+// setPhase sets upstream's phase: Terminating, Failed, Ready, Initializing
+// once the chart is applied, else Pending.
+func setPhase(st *ogxv1beta1.OGXServerStatus, o observed, ready metav1.Condition) {
+	switch {
+	case o.Deleting:
 		st.Phase = ogxv1beta1.OGXServerPhaseTerminating
-	case obs.Failure != nil:
+	case o.Failure != nil:
 		st.Phase = ogxv1beta1.OGXServerPhaseFailed
 	case ready.Status == metav1.ConditionTrue:
 		st.Phase = ogxv1beta1.OGXServerPhaseReady
-	case obs.Applied:
+	case o.Applied:
 		st.Phase = ogxv1beta1.OGXServerPhaseInitializing
 	default:
 		st.Phase = ogxv1beta1.OGXServerPhasePending
 	}
+}
 
-	st.DistributionConfig.ActiveDistribution = obs.ActiveDistribution
-	st.DistributionConfig.AvailableDistributions = obs.AvailableDistributions
-	if obs.Image != "" {
-		rd := &ogxv1beta1.ResolvedDistributionStatus{Image: obs.Image}
-		switch {
-		case obs.Generated != nil:
-			rd.ConfigSource, rd.ConfigHash = obs.Generated.BaseSource, obs.Generated.BaseHash
-		case obs.OverrideHash != "":
-			rd.ConfigSource, rd.ConfigHash = "override", obs.OverrideHash
-		default:
-			rd.ConfigSource = "image"
-		}
-		st.ResolvedDistribution = rd
+// setDistribution sets the distributions and, once the image is resolved,
+// the image and where its configuration comes from.
+func setDistribution(st *ogxv1beta1.OGXServerStatus, o observed) {
+	st.DistributionConfig.ActiveDistribution = o.ActiveDistribution
+	st.DistributionConfig.AvailableDistributions = o.AvailableDistributions
+	if o.Image == "" {
+		return
 	}
-	switch g := obs.Generated; {
+	rd := &ogxv1beta1.ResolvedDistributionStatus{Image: o.Image}
+	switch {
+	case o.Generated != nil:
+		rd.ConfigSource, rd.ConfigHash = o.Generated.BaseSource, o.Generated.BaseHash
+	case o.OverrideHash != "":
+		rd.ConfigSource, rd.ConfigHash = "override", o.OverrideHash
+	default:
+		rd.ConfigSource = "image"
+	}
+	st.ResolvedDistribution = rd
+}
+
+// setConfigGeneration sets status.configGeneration from the generated
+// configuration (generatedAt moves only with a new ConfigMap); it is
+// cleared without generation, and stays while generated mode's inputs were
+// not read.
+func setConfigGeneration(st *ogxv1beta1.OGXServerStatus, o observed) {
+	switch g := o.Generated; {
 	case g != nil:
-		cg := &ogxv1beta1.ConfigGenerationStatus{ObservedGeneration: gen, ConfigMapName: g.ConfigMapName, ProviderCount: g.Providers, ResourceCount: g.Resources, ConfigVersion: g.Version}
-		if prev.ConfigGeneration != nil && prev.ConfigGeneration.ConfigMapName == g.ConfigMapName {
-			cg.GeneratedAt = prev.ConfigGeneration.GeneratedAt
+		cg := &ogxv1beta1.ConfigGenerationStatus{ObservedGeneration: o.Generation, ConfigMapName: g.ConfigMapName, ProviderCount: g.Providers, ResourceCount: g.Resources, ConfigVersion: g.Version}
+		if prev := st.ConfigGeneration; prev != nil && prev.ConfigMapName == g.ConfigMapName {
+			cg.GeneratedAt = prev.GeneratedAt
 		} else {
-			cg.GeneratedAt = obs.Now
+			cg.GeneratedAt = o.Now
 		}
 		st.ConfigGeneration = cg
-	case !obs.Declarative && !obs.Deleting:
+	case !o.Declarative && !o.Deleting:
 		st.ConfigGeneration = nil
 	}
-	if st.Version.OperatorVersion != obs.OperatorVersion {
-		st.Version.OperatorVersion = obs.OperatorVersion
-		st.Version.LastUpdated = obs.Now
+}
+
+// setOperatorVersion sets the operator's version, stamped when it changes.
+func setOperatorVersion(st *ogxv1beta1.OGXServerStatus, o observed) {
+	if st.Version.OperatorVersion != o.OperatorVersion {
+		st.Version.OperatorVersion = o.OperatorVersion
+		st.Version.LastUpdated = o.Now
 	}
-	return st
 }
 
 // providersOf is the server's providers in this API's types.

@@ -35,7 +35,7 @@ func cond(st ogxv1beta1.OGXServerStatus, typ string) *metav1.Condition {
 // until the pods are ready, Ready, Failed on a refused spec (nothing
 // running is touched), Terminating while deleted.
 func TestStatusPhases(t *testing.T) {
-	base := observed{Generation: 1, Replicas: 1, Now: t0, ActiveDistribution: "starter", OperatorVersion: "v1"}
+	base := observed{Observed: status.Observed{Generation: 1, Now: t0}, Replicas: 1, ActiveDistribution: "starter", OperatorVersion: "v1"}
 	assert.Equal(t, ogxv1beta1.OGXServerPhasePending, computeStatus(ogxv1beta1.OGXServerStatus{}, base).Phase)
 	applied := base
 	applied.Applied, applied.ServiceFound, applied.ServiceURL = true, true, "http://demo-service.team-a.svc.cluster.local:8321"
@@ -70,7 +70,7 @@ func TestStatusPhases(t *testing.T) {
 // generatedAt moves only with a new configuration.
 func TestStatusConfigGeneration(t *testing.T) {
 	g := &generated{ConfigMapName: "demo-config-0123456789abcdef", Providers: 3, Resources: 1, Version: 2, BaseSource: baseFromDistribution, BaseHash: "h"}
-	obs := observed{Generation: 2, Replicas: 1, Now: t0, Declarative: true, Generated: g, Image: "img"}
+	obs := observed{Observed: status.Observed{Generation: 2, Now: t0}, Replicas: 1, Declarative: true, Generated: g, Image: "img"}
 	st := computeStatus(ogxv1beta1.OGXServerStatus{}, obs)
 	c := cond(st, ogxv1beta1.ConditionTypeConfigGenerated)
 	require.NotNil(t, c)
@@ -96,7 +96,7 @@ func TestStatusConfigGeneration(t *testing.T) {
 	assert.Contains(t, c.Message, "spec.resources.models[0].provider")
 	assert.Equal(t, st.ConfigGeneration, bst.ConfigGeneration, "the running configuration is still the last generated one")
 
-	override := observed{Generation: 3, Replicas: 1, Now: t1, OverrideHash: "oh", Image: "img"}
+	override := observed{Observed: status.Observed{Generation: 3, Now: t1}, Replicas: 1, OverrideHash: "oh", Image: "img"}
 	ost := computeStatus(st, override)
 	assert.Nil(t, ost.ConfigGeneration)
 	assert.Equal(t, ogxv1beta1.ReasonConfigGenerationInactive, cond(ost, ogxv1beta1.ConditionTypeConfigGenerated).Reason)
@@ -106,7 +106,7 @@ func TestStatusConfigGeneration(t *testing.T) {
 // What the server says of itself: its version and providers, and
 // HealthCheck from /v1/health (not merely the Deployment, as upstream).
 func TestStatusFromTheServer(t *testing.T) {
-	obs := observed{Generation: 1, Replicas: 1, Now: t0, Applied: true, ServiceFound: true, Deployment: readyDeployment(1), ServerAsked: true}
+	obs := observed{Observed: status.Observed{Generation: 1, Applied: true, Now: t0}, Replicas: 1, ServiceFound: true, Deployment: readyDeployment(1), ServerAsked: true}
 	st := computeStatus(ogxv1beta1.OGXServerStatus{}, obs)
 	assert.Equal(t, metav1.ConditionFalse, cond(st, ogxv1beta1.ConditionTypeHealthCheck).Status, "not answered yet")
 

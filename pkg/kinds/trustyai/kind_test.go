@@ -245,12 +245,12 @@ func TestComputeStatus(t *testing.T) {
 		phase  string
 		reason string // of Ready
 	}{
-		{"PVC mode, all ready", observed{Replicas: 1, Applied: true, UsesClaim: true, Requested: &q, Claim: pvc, Deployment: ready, Ingress: true}, trustyv1.PhaseReady, "AllComponentsReady"},
-		{"claim pending", observed{Replicas: 1, Applied: true, UsesClaim: true, Requested: &q, Claim: boundClaim("1Gi", "Pending"), Deployment: ready, Ingress: true}, trustyv1.PhaseNotReady, "ComponentsNotReady"},
-		{"Route not admitted", observed{Replicas: 1, Applied: true, Deployment: ready, RouteRendered: true, Route: route(false)}, trustyv1.PhaseNotReady, "ComponentsNotReady"},
-		{"Route admitted", observed{Replicas: 1, Applied: true, Deployment: ready, RouteRendered: true, Route: route(true)}, trustyv1.PhaseReady, "AllComponentsReady"},
-		{"DB credentials missing", observed{Replicas: 1, Applied: true, Database: true, DB: dbState{Reason: "DBCredentialsNotFound", Message: "no Secret"}, Deployment: readyDeployment(0), Ingress: true}, trustyv1.PhaseNotReady, "DBNotReady"},
-		{"invalid spec", observed{Replicas: 1, Failure: &status.Failure{Reason: "InvalidSpec", Message: "bad"}}, trustyv1.PhaseNotReady, "InvalidSpec"},
+		{"PVC mode, all ready", observed{Observed: status.Observed{Applied: true}, Replicas: 1, UsesClaim: true, Requested: &q, Claim: pvc, Deployment: ready, Ingress: true}, trustyv1.PhaseReady, "AllComponentsReady"},
+		{"claim pending", observed{Observed: status.Observed{Applied: true}, Replicas: 1, UsesClaim: true, Requested: &q, Claim: boundClaim("1Gi", "Pending"), Deployment: ready, Ingress: true}, trustyv1.PhaseNotReady, "ComponentsNotReady"},
+		{"Route not admitted", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: ready, RouteRendered: true, Route: route(false)}, trustyv1.PhaseNotReady, "ComponentsNotReady"},
+		{"Route admitted", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Deployment: ready, RouteRendered: true, Route: route(true)}, trustyv1.PhaseReady, "AllComponentsReady"},
+		{"DB credentials missing", observed{Observed: status.Observed{Applied: true}, Replicas: 1, Database: true, DB: dbState{Reason: "DBCredentialsNotFound", Message: "no Secret"}, Deployment: readyDeployment(0), Ingress: true}, trustyv1.PhaseNotReady, "DBNotReady"},
+		{"invalid spec", observed{Observed: status.Observed{Failure: &status.Failure{Reason: "InvalidSpec", Message: "bad"}}, Replicas: 1}, trustyv1.PhaseNotReady, "InvalidSpec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Generation, tc.o.Now = 3, t0

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,14 +39,11 @@ const ReasonReplicasIgnored = "ReplicasIgnored"
 
 // observed is what one reconcile saw, for computeStatus.
 type observed struct {
-	Generation int64
+	status.Observed
 	// Replicas are the pods that run (podReplicas); ReplicasIgnored says
 	// why spec.replicas is not what runs ("" when it is).
 	Replicas        int32
 	ReplicasIgnored string
-	Failure         *status.Failure
-	Applied         bool
-	Now             metav1.Time
 	// Claim is wanted when UsesClaim; nil when absent.
 	UsesClaim bool
 	Requested *resource.Quantity
@@ -81,111 +77,82 @@ type dbState struct {
 	Reason, Message string
 }
 
-// cond is status.Cond.
-var cond = status.Cond
-
 // computeStatus computes the new status from the previous one and the
 // observation: pure and stable (an unchanged observation gives an identical
 // status, lastTransitionTime included).
 func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.TrustyAIServiceStatus {
 	st := *prev.DeepCopy()
 	st.ObservedGeneration = o.Generation
-	set := func(c metav1.Condition) metav1.Condition {
-		status.Set(&st.Conditions, c, o.Generation, o.Now)
-		return c
+	s := o.On(&st.Conditions)
+	s.Set(o.AppliedAs(TypeProvisioningSucceeded))
+	s.Set(degradedCondition(o))
+	// Ready names every gate not True.
+	gates := []metav1.Condition{s.Set(status.DeploymentCondition(o.Deployment, o.Replicas))}
+	setReplicasHonored(s, o)
+	if c, ok := setPVC(s, o); ok {
+		gates = append(gates, c)
 	}
-
-	provisioned := cond(TypeProvisioningSucceeded, true, "ReleaseApplied", "the chart is applied for the current spec")
-	if o.Failure != nil {
-		provisioned = cond(TypeProvisioningSucceeded, false, o.Failure.Reason, o.Failure.Error())
+	if c, ok := setRoute(s, o); ok {
+		gates = append(gates, c)
 	}
-	set(provisioned)
-	degraded := cond(TypeDegraded, false, "AsExpected", "the current spec is applied")
-	if o.Failure != nil {
-		degraded = cond(TypeDegraded, true, o.Failure.Reason, o.Failure.Error())
-	}
-	set(degraded)
-
-	deployment := set(status.DeploymentCondition(o.Deployment, o.Replicas))
-	if o.ReplicasIgnored != "" {
-		set(cond(TypeReplicasHonored, false, ReasonReplicasIgnored, o.ReplicasIgnored))
-	} else {
-		meta.RemoveStatusCondition(&st.Conditions, TypeReplicasHonored)
-	}
-	notReady := []metav1.Condition{}
-	if deployment.Status != metav1.ConditionTrue {
-		notReady = append(notReady, deployment)
-	}
-	if o.UsesClaim {
-		c := status.StorageCondition(o.Requested, o.Claim)
-		c.Type = TypePVCAvailable
-		switch c.Reason {
-		case "ClaimBound":
-			c.Reason = "PVCFound"
-		case "ClaimNotFound":
-			c.Reason = "PVCNotFound"
-		}
-		if set(c).Status != metav1.ConditionTrue {
-			notReady = append(notReady, c)
-		}
-	} else {
-		meta.RemoveStatusCondition(&st.Conditions, TypePVCAvailable)
-	}
-	if route, ok := routeCondition(o); !ok {
-		// Nothing exposes the service, and nothing is meant to.
-		meta.RemoveStatusCondition(&st.Conditions, TypeRouteAvailable)
-	} else if set(route).Status != metav1.ConditionTrue {
-		notReady = append(notReady, route)
-	}
-	dbReady := true
-	if o.Database {
-		db := cond(TypeDBAvailable, true, "DBAvailable", "the service's pods start with the database credentials")
-		if o.DBCAUnknown {
-			db.Message += "; the operator may not read Secrets in this namespace, so a database CA (Secret " + o.DBCAName + ") is not used: an administrator grants that read with a RoleBinding of ClusterRole ai-stack-operator-trustyai-db-ca-reader (docs/security.md)"
-		}
-		if o.DB.Reason != "" {
-			db = cond(TypeDBAvailable, false, o.DB.Reason, o.DB.Message)
-			dbReady = false
-		}
-		set(db)
-	} else {
-		meta.RemoveStatusCondition(&st.Conditions, TypeDBAvailable)
-	}
-	set(tlsCondition(o.TLSMode))
-	if w := o.Wiring; w != nil {
-		set(cond(TypeInferenceServicesPresent, w.ok, w.reason, w.message))
-	}
-	set(status.TrustCondition(o.Trust))
-
-	ready := cond(status.TypeReady, true, "AllComponentsReady", "the service runs the current spec")
-	switch {
-	case o.Failure != nil:
-		ready = cond(status.TypeReady, false, o.Failure.Reason, "the current spec is not applied: "+o.Failure.Error())
-	case !dbReady:
-		ready = cond(status.TypeReady, false, "DBNotReady", o.DB.Message)
-	case len(notReady) > 0:
-		var parts []string
-		for _, c := range notReady {
-			parts = append(parts, c.Type+": "+c.Message)
-		}
-		ready = cond(status.TypeReady, false, "ComponentsNotReady", strings.Join(parts, "; "))
-	}
-	set(ready)
-	available := cond(TypeAvailable, true, "AllComponentsReady", "all components are ready")
-	if ready.Status != metav1.ConditionTrue {
-		available = cond(TypeAvailable, false, "NotAllComponentsReady", "not all components are ready")
-	}
-	set(available)
-
-	st.Replicas = 0
-	if o.Deployment != nil {
-		st.Replicas = o.Deployment.Status.AvailableReplicas
-	}
-	st.Phase, st.Ready = trustyv1.PhaseNotReady, corev1.ConditionFalse
-	if ready.Status == metav1.ConditionTrue {
-		st.Phase, st.Ready = trustyv1.PhaseReady, corev1.ConditionTrue
-	}
+	db := setDatabase(s, o)
+	s.Set(tlsCondition(o.TLSMode))
+	setWiring(s, o.Wiring)
+	s.Set(status.TrustCondition(o.Trust))
+	ready := s.Set(readyCondition(o, db, gates))
+	s.Set(availableCondition(ready))
+	setPhase(&st, o.Deployment, ready)
 	return st
+}
+
+// degradedCondition is Degraded: True while the current spec is not
+// applied.
+func degradedCondition(o observed) metav1.Condition {
+	if o.Failure != nil {
+		return status.True(TypeDegraded, o.Failure.Reason, o.Failure.Error())
+	}
+	return status.False(TypeDegraded, "AsExpected", "the current spec is applied")
+}
+
+// setReplicasHonored sets ReplicasHonored False while spec.replicas is not
+// what runs, and removes it otherwise.
+func setReplicasHonored(s status.Conditions, o observed) {
+	if o.ReplicasIgnored == "" {
+		s.Remove(TypeReplicasHonored)
+		return
+	}
+	s.Set(status.False(TypeReplicasHonored, ReasonReplicasIgnored, o.ReplicasIgnored))
+}
+
+// pvcReasons are upstream's reasons of PVCAvailable for StorageReady's.
+var pvcReasons = map[string]string{"ClaimBound": "PVCFound", "ClaimNotFound": "PVCNotFound"}
+
+// setPVC sets PVCAvailable, StorageReady with upstream's type and reasons,
+// where the pods mount the claim, and removes it otherwise; ok says Ready
+// waits for it.
+func setPVC(s status.Conditions, o observed) (gate metav1.Condition, ok bool) {
+	if !o.UsesClaim {
+		s.Remove(TypePVCAvailable)
+		return gate, false
+	}
+	c := status.StorageCondition(o.Requested, o.Claim)
+	c.Type = TypePVCAvailable
+	if r, found := pvcReasons[c.Reason]; found {
+		c.Reason = r
+	}
+	return s.Set(c), true
+}
+
+// setRoute sets RouteAvailable (routeCondition), or removes it where
+// nothing exposes the service; ok says Ready waits for it.
+func setRoute(s status.Conditions, o observed) (gate metav1.Condition, ok bool) {
+	c, ok := routeCondition(o)
+	if !ok {
+		// Nothing exposes the service, and nothing is meant to.
+		s.Remove(TypeRouteAvailable)
+		return gate, false
+	}
+	return s.Set(c), true
 }
 
 // routeCondition is RouteAvailable: the Route exists and a router admitted
@@ -197,32 +164,102 @@ func computeStatus(prev trustyv1.TrustyAIServiceStatus, o observed) trustyv1.Tru
 func routeCondition(o observed) (c metav1.Condition, ok bool) {
 	switch {
 	case o.RouteRendered && o.Route == nil:
-		return cond(TypeRouteAvailable, false, "RouteNotFound", "the Route does not exist yet"), true
+		return status.False(TypeRouteAvailable, "RouteNotFound", "the Route does not exist yet"), true
 	case o.RouteRendered && !status.RouteAdmitted(o.Route):
-		return cond(TypeRouteAvailable, false, "RouteNotAdmitted", "no router has admitted the Route yet"), true
+		return status.False(TypeRouteAvailable, "RouteNotAdmitted", "no router has admitted the Route yet"), true
 	case o.RouteRendered:
-		return cond(TypeRouteAvailable, true, "RouteFound", "the Route is admitted"), true
+		return status.True(TypeRouteAvailable, "RouteFound", "the Route is admitted"), true
 	case o.Ingress && o.IngressHost != "":
-		return cond(TypeRouteAvailable, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service at https://"+o.IngressHost), true
+		return status.True(TypeRouteAvailable, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service at https://"+o.IngressHost), true
 	case o.Ingress:
-		return cond(TypeRouteAvailable, true, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service"), true
+		return status.True(TypeRouteAvailable, "IngressCreated", "no Route API on this cluster: an Ingress exposes the service"), true
 	case o.Applied:
-		return metav1.Condition{}, false
+		return c, false
 	}
-	return cond(TypeRouteAvailable, false, "RouteNotFound", "neither the Route nor the Ingress exists yet"), true
+	return status.False(TypeRouteAvailable, "RouteNotFound", "neither the Route nor the Ingress exists yet"), true
+}
+
+// setDatabase sets DBAvailable in DATABASE mode, and removes it otherwise.
+// It returns the condition set: zero outside DATABASE mode.
+func setDatabase(s status.Conditions, o observed) (db metav1.Condition) {
+	switch {
+	case !o.Database:
+		s.Remove(TypeDBAvailable)
+		return db
+	case o.DB.Reason != "":
+		return s.Set(status.False(TypeDBAvailable, o.DB.Reason, o.DB.Message))
+	}
+	msg := "the service's pods start with the database credentials"
+	if o.DBCAUnknown {
+		msg += "; the operator may not read Secrets in this namespace, so a database CA (Secret " + o.DBCAName + ") is not used: an administrator grants that read with a RoleBinding of ClusterRole ai-stack-operator-trustyai-db-ca-reader (docs/security.md)"
+	}
+	return s.Set(status.True(TypeDBAvailable, "DBAvailable", msg))
+}
+
+// tlsConditions are TLSAvailable for the TLS modes where somebody creates
+// the serving certificates.
+var tlsConditions = map[string]metav1.Condition{
+	tlsOpenShift:   status.True(TypeTLSAvailable, "ServiceCA", "OpenShift's service CA issues the serving certificates <name>-tls and <name>-internal"),
+	tlsCertManager: status.True(TypeTLSAvailable, "CertManager", "cert-manager issues the serving certificates <name>-tls and <name>-internal"),
 }
 
 // tlsCondition says who creates the serving certificates, or that nobody
 // does: then kube-rbac-proxy serves a self-signed certificate of its own and
 // the internal endpoint has no TLS.
 func tlsCondition(mode string) metav1.Condition {
-	switch mode {
-	case tlsOpenShift:
-		return cond(TypeTLSAvailable, true, "ServiceCA", "OpenShift's service CA issues the serving certificates <name>-tls and <name>-internal")
-	case tlsCertManager:
-		return cond(TypeTLSAvailable, true, "CertManager", "cert-manager issues the serving certificates <name>-tls and <name>-internal")
+	if c, ok := tlsConditions[mode]; ok {
+		return c
 	}
-	return cond(TypeTLSAvailable, false, "NoCertificateIssuer", "neither OpenShift's service CA nor cert-manager is on this cluster: kube-rbac-proxy serves a self-signed certificate and the model servers reach the service over http; install cert-manager for verified TLS")
+	return status.False(TypeTLSAvailable, "NoCertificateIssuer", "neither OpenShift's service CA nor cert-manager is on this cluster: kube-rbac-proxy serves a self-signed certificate and the model servers reach the service over http; install cert-manager for verified TLS")
+}
+
+// setWiring sets InferenceServicesPresent from what the wiring did; while
+// it did not run, the condition stays as it was.
+func setWiring(s status.Conditions, w *wiring) {
+	switch {
+	case w == nil:
+	case w.ok:
+		s.Set(status.True(TypeInferenceServicesPresent, w.reason, w.message))
+	default:
+		s.Set(status.False(TypeInferenceServicesPresent, w.reason, w.message))
+	}
+}
+
+// Ready's reason and message when every gate is True.
+const (
+	reasonAllComponentsReady  = "AllComponentsReady"
+	messageAllComponentsReady = "the service runs the current spec"
+)
+
+// readyCondition is Ready: the failure first, then the database the pods
+// cannot use (DBNotReady), then every other gate not True
+// (ComponentsNotReady).
+func readyCondition(o observed, db metav1.Condition, gates []metav1.Condition) metav1.Condition {
+	if db.Status == metav1.ConditionFalse {
+		return o.Ready(reasonAllComponentsReady, messageAllComponentsReady, status.False(TypeDBAvailable, "DBNotReady", db.Message))
+	}
+	return o.ReadyAll(reasonAllComponentsReady, messageAllComponentsReady, gates...)
+}
+
+// availableCondition is upstream's Available: Ready in its words.
+func availableCondition(ready metav1.Condition) metav1.Condition {
+	if ready.Status != metav1.ConditionTrue {
+		return status.False(TypeAvailable, "NotAllComponentsReady", "not all components are ready")
+	}
+	return status.True(TypeAvailable, "AllComponentsReady", "all components are ready")
+}
+
+// setPhase sets upstream's replicas, phase and ready from the Deployment
+// (nil when absent) and Ready.
+func setPhase(st *trustyv1.TrustyAIServiceStatus, d *appsv1.Deployment, ready metav1.Condition) {
+	st.Replicas = 0
+	if d != nil {
+		st.Replicas = d.Status.AvailableReplicas
+	}
+	st.Phase, st.Ready = trustyv1.PhaseNotReady, corev1.ConditionFalse
+	if ready.Status == metav1.ConditionTrue {
+		st.Phase, st.Ready = trustyv1.PhaseReady, corev1.ConditionTrue
+	}
 }
 
 // dbProblem reads what the pods' containers say of the database Secret:
@@ -256,8 +293,8 @@ func dbProblem(pods []corev1.Pod, secret string) dbState {
 // the pods from the API server) and computes the status from them.
 func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inputs, obs release.Observation) error {
 	o := observed{
-		Generation: cr.Generation, Replicas: podReplicas(cr), ReplicasIgnored: replicasIgnored(cr),
-		Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now,
+		Observed: status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now},
+		Replicas: podReplicas(cr), ReplicasIgnored: replicasIgnored(cr),
 		UsesClaim: usesClaim(cr), Database: cr.Spec.Storage.Format == trustyv1.StorageDatabase,
 		RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
 	}

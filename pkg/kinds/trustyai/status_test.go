@@ -15,7 +15,7 @@ import (
 // by design: RouteAvailable goes (no False condition to recheck every 10 s)
 // and Ready does not wait for it.
 func TestNotExposedIsNotAProblem(t *testing.T) {
-	o := observed{Generation: 2, Now: t0, Replicas: 1, Applied: true, Deployment: readyDeployment(1)}
+	o := observed{Observed: status.Observed{Generation: 2, Applied: true, Now: t0}, Replicas: 1, Deployment: readyDeployment(1)}
 	prev := trustyv1.TrustyAIServiceStatus{Conditions: []metav1.Condition{{Type: TypeRouteAvailable, Status: metav1.ConditionTrue, Reason: "IngressCreated"}}}
 	st := computeStatus(prev, o)
 	assert.Nil(t, find(st.Conditions, TypeRouteAvailable), "the Ingress of an earlier setting is gone")

@@ -21,6 +21,7 @@ import (
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // applied is what a fake client was asked to apply.
@@ -260,7 +261,7 @@ func TestReplicasWithAClaim(t *testing.T) {
 			assert.Equal(t, tc.pods, *r.deployment.Spec.Replicas, "the Deployment's replicas")
 			assert.Equal(t, tc.pods, podReplicas(cr))
 
-			o := observed{Generation: 2, Now: t0, Applied: true, Replicas: podReplicas(cr), ReplicasIgnored: replicasIgnored(cr), UsesClaim: usesClaim(cr), Deployment: readyDeployment(tc.pods), Ingress: true}
+			o := observed{Observed: status.Observed{Generation: 2, Applied: true, Now: t0}, Replicas: podReplicas(cr), ReplicasIgnored: replicasIgnored(cr), UsesClaim: usesClaim(cr), Deployment: readyDeployment(tc.pods), Ingress: true}
 			if o.UsesClaim {
 				q := boundClaim("1Gi").Spec.Resources.Requests[corev1.ResourceStorage]
 				o.Requested, o.Claim = &q, boundClaim("1Gi")
