@@ -28,7 +28,7 @@ help: ## Show this help.
 ##@ The two commands
 
 .PHONY: demo
-demo: tools build manifests ## The local cluster, the CRDs, the operator and the samples: every sample Ready with pods, then a ConfigMap edit rolls them; Ctrl-C stops (DEMO_EXIT=1 exits).
+demo: cluster-tools build manifests ## The local cluster, the CRDs, the operator and the samples: every sample Ready with pods, then a ConfigMap edit rolls them; Ctrl-C stops (DEMO_EXIT=1 exits). Builds only the local cluster and controller-gen, not the test tools.
 	hack/demo.sh
 
 .PHONY: test
@@ -47,13 +47,17 @@ test: tools manifests generate vet build ## Run every test: unit, golden render 
 tools: ## Build the local cluster (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl), kuttl, controller-gen, operator-registry's catalog tools, OLM v0 (bin/olm), OLM v1 (bin/olmv1) and the loopback registry tools (bin/oci) into bin/ (cached).
 	hack/tools.sh
 
+.PHONY: cluster-tools
+cluster-tools: ## Build the local cluster alone into bin/ (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok, kubectl; cached): what make demo runs.
+	hack/tools.sh cluster
+
 .PHONY: controller-gen
 controller-gen: ## Build controller-gen alone into bin/ (cached; what manifests, generate, bundle, install, run and deploy need).
 	hack/tools.sh controller-gen
 
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRDs (config/crd/bases) and RBAC from the API types and markers.
-	$(CONTROLLER_GEN) crd paths="{./pkg/apis/llamastack/...,./pkg/apis/ogx/...,./pkg/apis/trustyai/...,./pkg/apis/lmes/...,./pkg/apis/nemoguardrails/...,./pkg/apis/evalhub/...}" output:crd:dir=config/crd/bases
+	$(CONTROLLER_GEN) crd paths="./pkg/apis/..." output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="{./pkg/operator/...,./pkg/kinds/...}" output:rbac:dir=config/rbac
 
 .PHONY: generate
@@ -92,7 +96,7 @@ render: ## Print what the operator would apply for the samples, offline (RENDER_
 	go run ./cmd/render -f config/samples/llamastack_v1alpha1_llamastackdistribution.yaml $(RENDER_FLAGS)
 
 .PHONY: test-unit
-test-unit: tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate).
+test-unit: opm-tools ## Unit and golden render tests (no control plane; the catalog test runs bin/opm-validate, the one tool it builds).
 	go test $(GOTESTFLAGS) -timeout 30m $$(go list ./... | grep -v -e /test/ -e /internal/localcluster)
 
 # How much test-fuzz mutates each fuzz target: unset, a count of inputs per

@@ -8,6 +8,8 @@
 #
 #   hack/tools.sh            build everything that is missing
 #   hack/tools.sh assets     print the KUBEBUILDER_ASSETS folder
+#   hack/tools.sh cluster    build the local cluster only (etcd, kube-apiserver,
+#                            kubectl, controllers, scheduler, kwok): make demo
 #   hack/tools.sh controller-gen   build controller-gen only (the code
 #                            generators need nothing else)
 #   hack/tools.sh helm       build Helm 4's CLI into bin/helm (the upgrade
@@ -201,10 +203,25 @@ oldest_tools() {
     "-X k8s.io/component-base/version.gitVersion=$oldest_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 }
 
+# The local cluster (hack/localcluster, envtest, make demo): etcd,
+# kube-apiserver, kubectl, the controllers, the scheduler and simulated nodes.
+cluster_tools() {
+  local k8s_minor=${k8s_version#v1.}
+  k8s_minor=${k8s_minor%%.*}
+  local k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor -X k8s.io/component-base/version.gitTreeState=clean"
+  build etcd "$assets/etcd" go.etcd.io/etcd/server/v3
+  build kube-apiserver "$assets/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
+  build kube-apiserver "$assets/kubectl" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
+  build kube-apiserver "$assets/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
+  build kube-apiserver "$assets/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
+  build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
+}
+
 case "${1:-all}" in
   assets) echo "$assets"; exit 0 ;;
   oldest-assets) echo "$oldest"; exit 0 ;;
   oldest) oldest_tools; exit 0 ;;
+  cluster) cluster_tools; exit 0 ;;
   controller-gen) build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen; exit 0 ;;
   helm) build helm "$bin/helm" helm.sh/helm/v4/cmd/helm; exit 0 ;;
   golangci-lint) build golangci-lint "$bin/golangci-lint" github.com/golangci/golangci-lint/v2/cmd/golangci-lint; exit 0 ;;
@@ -214,19 +231,10 @@ case "${1:-all}" in
   kueue) kueue_crds; exit 0 ;;
   kueue-manager) kueue_crds; build kueue "$bin/kueue/kueue" sigs.k8s.io/kueue/cmd/kueue; exit 0 ;;
   all) ;;
-  *) echo "usage: $0 [all|assets|controller-gen|helm|golangci-lint|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|assets|cluster|controller-gen|helm|golangci-lint|opm|olm|olmv1|kueue|kueue-manager|oldest|oldest-assets]" >&2; exit 2 ;;
 esac
 
-k8s_minor=${k8s_version#v1.}
-k8s_minor=${k8s_minor%%.*}
-k8s_ldflags="-X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor -X k8s.io/component-base/version.gitTreeState=clean"
-build etcd "$assets/etcd" go.etcd.io/etcd/server/v3
-build kube-apiserver "$assets/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
-build kube-apiserver "$assets/kubectl" k8s.io/kubernetes/cmd/kubectl "$k8s_ldflags"
-# The local cluster of hack/localcluster: controllers, scheduler and simulated nodes.
-build kube-apiserver "$assets/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_ldflags"
-build kube-apiserver "$assets/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldflags"
-build kwok "$assets/kwok" sigs.k8s.io/kwok/cmd/kwok
+cluster_tools
 build kuttl "$bin/kubectl-kuttl" github.com/kudobuilder/kuttl/cmd/kubectl-kuttl
 build controller-gen "$bin/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
 build helm "$bin/helm" helm.sh/helm/v4/cmd/helm
