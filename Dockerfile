@@ -50,7 +50,6 @@ COPY --from=builder /workspace/render /render
 # The LMEvalJob driver: a job pod's init container copies it
 # (/bin/driver --copy ...), so this image is the default lmes-driver-image.
 COPY --from=builder /workspace/driver /bin/driver
-COPY watches.yaml /watches.yaml
 USER 65532:65532
 ENTRYPOINT ["/manager"]
 CMD ["run"]

@@ -23,8 +23,12 @@ if [ "${CLUSTER_GO_TESTS:-}" = 1 ]; then
   start=$SECONDS
   LOCAL_CLUSTER_KUBECONFIG=$KUBECONFIG go test ${GOTESTFLAGS:-} -count=1 -timeout 20m ./test/cluster/...
   # What the Go tests left (CRs whose operator is gone hold their
-  # finalizers) would be reconciled by kuttl's operator: let it go.
-  for kind in llamastackdistributions trustyaiservices; do
+  # finalizers) would be reconciled by kuttl's operator: let it go. Every
+  # kind the operator serves has its CRD in config/crd/bases, named
+  # <group>_<plural>.yaml (controller-gen's names).
+  for crd in config/crd/bases/*.yaml; do
+    crd=$(basename "$crd" .yaml)
+    kind=${crd#*_}.${crd%%_*}
     kubectl get "$kind" -A -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' |
       while read -r ns name; do
         kubectl -n "$ns" patch "$kind" "$name" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null || true

@@ -328,7 +328,7 @@ func mergedMap(dst, src map[string]string) map[string]string {
 // arguments after the flags, before anything is read; nil: none are taken.
 func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, checkArgs func([]string) error) ([]watches.Watch, *rest.Config, client.Client, error) {
 	fs.SetOutput(stderr)
-	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
+	watchesFile := fs.String("watches-file", "", "a watches file of reconcile settings per kind (reconcilePeriod, maxReleaseHistory, maxConcurrentReconciles), for those who tune a kind or serve a subset; empty: every kind with the defaults")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil, nil, nil
@@ -345,7 +345,7 @@ func clusterCommand(fs *flag.FlagSet, args []string, stderr io.Writer, checkArgs
 		fmt.Fprintf(stderr, "%s takes no arguments, got %q\n", fs.Name(), fs.Args())
 		return nil, nil, nil, errUsage
 	}
-	ws, err := watches.Load(*watchesFile)
+	ws, err := operator.Watches(*watchesFile)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/version"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 var errUsage = errors.New("usage")
@@ -26,7 +25,7 @@ var errUsage = errors.New("usage")
 func runCommand(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	watchesFile := fs.String("watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
+	watchesFile := fs.String("watches-file", "", "a watches file of reconcile settings per kind (reconcilePeriod, maxReleaseHistory, maxConcurrentReconciles), for those who tune a kind or serve a subset; empty: every kind with the defaults")
 	metricsAddr := fs.String("metrics-bind-address", ":8443", "address of the metrics endpoint (HTTPS, authenticated and authorized); 0 disables it")
 	insecureMetrics := fs.Bool("metrics-insecure", false, "serve metrics over plain HTTP without authentication (local development only)")
 	var metricsServing metricsauth.Serving
@@ -69,7 +68,7 @@ func runCommand(args []string, stderr io.Writer) error {
 		// (its records of every sampled allocation site stay resident).
 		runtime.MemProfileRate = 0
 	}
-	ws, err := watches.Load(*watchesFile)
+	ws, err := operator.Watches(*watchesFile)
 	if err != nil {
 		return err
 	}

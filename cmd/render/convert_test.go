@@ -32,7 +32,7 @@ func TestToOGXServerConvertsEverySample(t *testing.T) {
 
 			tmp := filepath.Join(t.TempDir(), "converted.yaml")
 			require.NoError(t, os.WriteFile(tmp, []byte(converted), 0o600))
-			out, errOut, code := run(t, "-f", tmp, "--watches-file", filepath.Join("..", "..", "watches.yaml"))
+			out, errOut, code := run(t, "-f", tmp)
 			require.Equal(t, 0, code, "the converted file renders: %s\n%s", errOut, converted)
 			assert.Contains(t, out, "# OGXServer ")
 		})
@@ -87,7 +87,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 func TestUpstreamOGXServersRenderOffline(t *testing.T) {
 	for _, suite := range []string{"ogx-upstream-samples", "ogx-upstream-docs"} {
 		f := filepath.Join("..", "..", "test", "e2e", suite, "00-install.yaml")
-		out, errOut, code := run(t, "-f", f, "--watches-file", filepath.Join("..", "..", "watches.yaml"))
+		out, errOut, code := run(t, "-f", f)
 		require.Equal(t, 0, code, "%s: %s", suite, errOut)
 		in, err := os.ReadFile(f)
 		require.NoError(t, err)

@@ -41,7 +41,7 @@ func FuzzRender(f *testing.F) {
 	}
 	renderers := map[bool]*renderer{}
 	for _, openshift := range []bool{false, true} {
-		r, err := newRenderer(renderOptions{watchesFile: filepath.Join("..", "..", "watches.yaml"), namespace: "fuzz", operatorNamespace: "ai-stack-operator-system", openshift: openshift})
+		r, err := newRenderer(renderOptions{namespace: "fuzz", operatorNamespace: "ai-stack-operator-system", openshift: openshift})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -26,6 +25,7 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 )
 
@@ -339,7 +339,7 @@ type hostileKind struct {
 // exactly the objects the ordinary value renders, all in the CR's namespace
 // and of the chart's kinds.
 func TestHostileStrings(t *testing.T) {
-	for _, k := range []hostileKind{{
+	kinds := []hostileKind{{
 		name: "LlamaStackDistribution", chart: "llama-stack-distribution",
 		spec: reflect.TypeOf(llamav1alpha1.LlamaStackDistributionSpec{}),
 		base: llsdBase, benign: llsdBenign, siblings: llsdSiblings, minLeaves: 100,
@@ -402,7 +402,19 @@ func TestHostileStrings(t *testing.T) {
 			"spec.env.[].value", "spec.env.[].name", "spec.mcp.env.[].value", "spec.mcp.image", "spec.mcp.authSecret",
 			"spec.database.secret", "spec.otel.exporterEndpoint", "spec.otel.serviceName", "spec.otel.samplingRatio",
 		},
-	}} {
+	}}
+	walked := map[string]string{}
+	for _, k := range kinds {
+		walked[k.name] = k.chart
+	}
+	served := map[string]string{}
+	for _, k := range operator.Served() {
+		served[k.GVK.Kind] = k.Chart
+	}
+	if !reflect.DeepEqual(served, walked) {
+		t.Fatalf("the walk covers %v (kind: chart); the operator serves %v: add a hostileKind for a new kind", walked, served)
+	}
+	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) { hostileStrings(t, k) })
 	}
 }
@@ -530,7 +542,7 @@ func hostileStrings(t *testing.T, k hostileKind) {
 	// The guard is off: what is checked here is that the chart and the
 	// translation keep every string in its place on their own. (The guard,
 	// tested in pkg/guard and against the API server, is the second line.)
-	r, err := newRenderer(renderOptions{watchesFile: filepath.Join("..", "..", "watches.yaml"), namespace: "default", operatorNamespace: "ops", apiVersions: []string{"monitoring.coreos.com/v1"}, openshift: true, unguarded: true})
+	r, err := newRenderer(renderOptions{namespace: "default", operatorNamespace: "ops", apiVersions: []string{"monitoring.coreos.com/v1"}, openshift: true, unguarded: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "file with one or more CRs (YAML); - reads standard input")
 	opts := renderOptions{}
-	fs.StringVar(&opts.watchesFile, "watches-file", "watches.yaml", "path of the watches file (kind -> embedded chart)")
+	fs.StringVar(&opts.watchesFile, "watches-file", "", "a watches file of reconcile settings per kind, as the operator takes; empty: every kind")
 	fs.BoolVar(&opts.openshift, "openshift", false, "render for OpenShift (the route.openshift.io API exists)")
 	var apis stringList
 	fs.Var(&apis, "api-versions", "extra API versions the cluster serves, comma separated (e.g. monitoring.coreos.com/v1)")
@@ -198,7 +198,7 @@ var crdAdmission = sync.OnceValues(func() (*admission.Admission, error) {
 })
 
 func newRenderer(opts renderOptions) (*renderer, error) {
-	ws, err := watches.Load(opts.watchesFile)
+	ws, err := operator.Watches(opts.watchesFile)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func renderFile(t *testing.T, file string, extra ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	args := append([]string{"-f", file, "--watches-file", filepath.Join("..", "..", "watches.yaml")}, extra...)
+	args := append([]string{"-f", file}, extra...)
 	code := Main(args, strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), code
 }

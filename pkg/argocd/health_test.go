@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated Argo CD snippets")
@@ -69,22 +69,18 @@ func TestHealthChecks(t *testing.T) {
 			assert.True(t, used[rel], "%s: %s is in no test", c.Key(), rel)
 		}
 	}
-	ws, err := watches.Load(filepath.Join("..", "..", "watches.yaml"))
-	require.NoError(t, err)
 	served := map[string]bool{}
-	for _, w := range ws {
-		served[w.Group+"_"+w.Kind] = true
+	for _, k := range operator.Served() {
+		served[k.GVK.Group+"_"+k.GVK.Kind] = true
 	}
-	require.Len(t, served, len(ws))
+	require.Len(t, served, len(operator.Served()))
 	// Besides them, OLM v1's kinds that config/gitops/operator-olmv1 applies
 	// (Argo CD has no check of its own for them).
-	// And LMEvalJob, served as a preview outside watches.yaml (docs/lmeval.md);
-	// its check reads upstream's status too.
-	for _, k := range []string{"olm.operatorframework.io_ClusterCatalog", "olm.operatorframework.io_ClusterExtension", "trustyai.opendatahub.io_LMEvalJob"} {
+	for _, k := range []string{"olm.operatorframework.io_ClusterCatalog", "olm.operatorframework.io_ClusterExtension"} {
 		assert.True(t, kinds[k], "a check for %s", k)
 		delete(kinds, k)
 	}
-	assert.Equal(t, served, kinds, "a check for every kind the operator serves (watches.yaml)")
+	assert.Equal(t, served, kinds, "a check for every kind the operator serves (its registry)")
 }
 
 func TestEvaluateIsArgoCDs(t *testing.T) {

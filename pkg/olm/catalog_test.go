@@ -300,7 +300,7 @@ func bundleObjects(t *testing.T) []string {
 		require.NoError(t, yaml.Unmarshal(raw, &meta), f)
 		out = append(out, meta.Kind+"/"+meta.Metadata.Name)
 	}
-	require.Len(t, out, 35)
+	require.Len(t, out, 37)
 	return out
 }
 

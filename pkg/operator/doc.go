@@ -1,6 +1,7 @@
 // Package operator is the registry of the kinds the operator serves (their
-// schemes and how each is built) and the manager wiring: caches limited by
-// label, one release reconciler per watches.yaml entry, the release sweep,
+// schemes, how each is built, or its own controller's setup) and the manager
+// wiring: caches limited by label, one release reconciler per rendered kind
+// (with a watches file's settings when one is given), the release sweep,
 // metrics and health checks. It holds no business rules: the reconciler is
 // pkg/release, each kind is pkg/kinds/<kind>.
 package operator

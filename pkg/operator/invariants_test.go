@@ -32,7 +32,7 @@ func TestUpgradeInvariants(t *testing.T) {
 // prefix.
 func TestReleasePrefixesKeepReleaseNamesUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for _, e := range registry {
+	for _, e := range rendered() {
 		p := e.meta().ReleasePrefix
 		assert.Regexp(t, `^[a-z0-9]{1,16}$`, p, "kind %s", e.meta().GVK.Kind)
 		assert.False(t, seen[p], "prefix %q used twice", p)

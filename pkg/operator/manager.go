@@ -21,10 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/ai-stack-operator/ai-stack-operator/charts"
-	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval"
-	lmevalcontroller "github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/lmeval/controller"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/metricsauth"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
@@ -98,7 +95,7 @@ func slimDeployment(obj any) (any, error) {
 
 // ManagerOptions configure NewManager.
 type ManagerOptions struct {
-	// Watches are the kinds to serve (watches.yaml).
+	// Watches are the kinds to render and their settings (Watches).
 	Watches []watches.Watch
 	// ServerHTTPClient reaches the servers the kinds run, for what their
 	// status says of them (version, providers, health); nil: a plain client
@@ -156,20 +153,13 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	if o.LMEvalJobs && !lmevalJobsServed(dc) {
-		// An operator deployed without the CRD (an older config/crd, or a
-		// cluster that leaves LMEvalJobs to another operator) serves the
-		// other kinds rather than failing to start.
-		ctrl.Log.WithName("setup").Info("LMEvalJob is not served: its CRD is not installed (install config/crd, or pass --serve-lmevaljob=false to silence this)")
-		o.LMEvalJobs = false
-	}
 	cacheOpts, err := CacheOptions(o.Watches, o.Namespaces)
 	if err != nil {
 		return nil, err
 	}
-	if o.LMEvalJobs {
-		// The jobs' pods: only the operator's are cached.
-		cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Label: labels.SelectorFromSet(lmevalcontroller.PodCacheLabels)}
+	own := owned(o, dc)
+	for _, c := range own {
+		c.cache(&cacheOpts)
 	}
 	metrics, err := metricsOptions(o)
 	if err != nil {
@@ -257,21 +247,9 @@ func NewManager(cfg *rest.Config, o ManagerOptions) (ctrl.Manager, error) {
 		}
 		kinds = append(kinds, k)
 	}
-	if o.LMEvalJobs {
-		c, err := charts.Load(lmeval.Chart)
-		if err != nil {
-			return nil, err
-		}
-		kueue := release.NewCapabilityDetector(dc, dc, o.CapabilityTTL, []release.Meta{{OptionalAPIs: lmevalcontroller.KueueAPIs()}})
-		r := &lmevalcontroller.Reconciler{Deps: deps, DriverImage: o.DriverImage, Chart: c,
-			Kueue: &lmevalcontroller.Kueue{Served: kueue.Capabilities, Mapper: mgr.GetRESTMapper(), Add: mgr.Add,
-				NewCache: func() (cache.Cache, error) {
-					// Kueue's Workloads, once Kueue is found: the operator's only.
-					return cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-						DefaultNamespaces: cacheOpts.DefaultNamespaces, DefaultLabelSelector: labels.SelectorFromSet(lmevalcontroller.PodCacheLabels)})
-				}}}
-		if err := r.SetupWithManager(mgr); err != nil {
-			return nil, fmt.Errorf("set up LMEvalJob controller: %w", err)
+	for _, c := range own {
+		if err := c.setup(ownSetup{mgr: mgr, deps: deps, opts: o, discovery: dc, cache: cacheOpts}); err != nil {
+			return nil, fmt.Errorf("set up %s controller: %w", c.gvk.Kind, err)
 		}
 	}
 	if err := mgr.Add(release.NewSweeper(mgr.GetClient(), mgr.GetAPIReader(), o.OperatorNamespace, kinds, o.Namespaces, o.ReleaseSweepPeriod)); err != nil {
@@ -332,18 +310,4 @@ func metricsFilter(c *rest.Config, hc *http.Client) (metricsserver.Filter, error
 	}
 	guard := metricsauth.New(cs.AuthenticationV1().TokenReviews(), cs.AuthorizationV1().SubjectAccessReviews())
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) { return guard.Wrap(log, next), nil }, nil
-}
-
-// lmevalJobsServed tells whether the API server serves LMEvalJob.
-func lmevalJobsServed(dc discovery.DiscoveryInterface) bool {
-	l, err := dc.ServerResourcesForGroupVersion(lmv1alpha1.GroupVersion.String())
-	if err != nil {
-		return false
-	}
-	for _, r := range l.APIResources {
-		if r.Kind == "LMEvalJob" {
-			return true
-		}
-	}
-	return false
 }

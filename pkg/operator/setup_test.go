@@ -2,7 +2,10 @@ package operator
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,7 +49,7 @@ func TestCacheOptionsSelectOnlyTheOperatorsObjects(t *testing.T) {
 func TestKindForUnknownKind(t *testing.T) {
 	w := watches.Watch{Group: "example.com", Version: "v1", Kind: "Nope", Chart: "x"}
 	_, err := KindFor(w, Deps{})
-	assert.EqualError(t, err, "watches.yaml lists example.com/v1, Kind=Nope, which this operator does not serve")
+	assert.EqualError(t, err, "the watches file lists example.com/v1, Kind=Nope, which this operator does not serve")
 	_, err = MetaFor(w)
 	assert.Error(t, err)
 	_, err = CacheOptions([]watches.Watch{w}, nil)
@@ -56,7 +59,7 @@ func TestKindForUnknownKind(t *testing.T) {
 // Every kind of the registry is in the scheme, and its meta is complete.
 func TestRegistryKindsAreComplete(t *testing.T) {
 	s := Scheme()
-	for _, e := range registry {
+	for _, e := range rendered() {
 		m := e.meta()
 		assert.True(t, s.Recognizes(m.GVK), "%s is not in the scheme", m.GVK)
 		assert.NotEmpty(t, m.ReleasePrefix, m.GVK.Kind)
@@ -72,6 +75,57 @@ func TestRegistryKindsAreComplete(t *testing.T) {
 		assert.Equal(t, m.ReleasePrefix, built.ReleasePrefix)
 		assert.Equal(t, typeNames(m.OwnedTypes), typeNames(built.OwnedTypes))
 	}
+}
+
+// Without a watches file the operator renders every kind of its registry,
+// each through its own chart, with the default settings; LMEvalJob has its
+// own controller.
+func TestWatchesDefaultToTheRegistry(t *testing.T) {
+	ws, err := Watches("")
+	require.NoError(t, err)
+	require.Len(t, ws, 5)
+	want := []struct{ gvk, chart string }{
+		{"llamastack.io/v1alpha1, Kind=LlamaStackDistribution", "llama-stack-distribution"},
+		{"ogx.io/v1beta1, Kind=OGXServer", "ogx-server"},
+		{"trustyai.opendatahub.io/v1, Kind=TrustyAIService", "trustyai-service"},
+		{"trustyai.opendatahub.io/v1alpha1, Kind=NemoGuardrails", "nemo-guardrails"},
+		{"trustyai.opendatahub.io/v1, Kind=EvalHub", "eval-hub"},
+	}
+	for i, w := range ws {
+		assert.Equal(t, want[i].gvk, w.GroupVersionKind().String(), "the storage version")
+		assert.Equal(t, want[i].chart, w.Chart)
+		assert.Equal(t, 10*time.Minute, w.Period())
+		assert.Equal(t, 3, w.MaxReleaseHistory)
+		assert.Equal(t, watches.DefaultConcurrency(), w.MaxConcurrentReconciles)
+	}
+	var kinds []string
+	for _, k := range Served() {
+		kinds = append(kinds, k.GVK.Kind)
+	}
+	assert.Equal(t, []string{"LlamaStackDistribution", "OGXServer", "TrustyAIService", "NemoGuardrails", "EvalHub", "LMEvalJob"}, kinds)
+}
+
+// A watches file lists the kinds to render and tunes them; each chart is
+// the kind's own, so a file may leave it out and may not name another.
+func TestAWatchesFileTunesTheKinds(t *testing.T) {
+	write := func(s string) string {
+		p := filepath.Join(t.TempDir(), "watches.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+		return p
+	}
+	ws, err := Watches(write(`[{group: ogx.io, version: v1beta1, kind: OGXServer, reconcilePeriod: 3s, maxReleaseHistory: 5}]`))
+	require.NoError(t, err)
+	require.Len(t, ws, 1)
+	assert.Equal(t, "ogx-server", ws[0].Chart, "the kind's own chart")
+	assert.Equal(t, 3*time.Second, ws[0].Period())
+	assert.Equal(t, 5, ws[0].MaxReleaseHistory)
+
+	_, err = Watches(write(`[{group: ogx.io, version: v1beta1, kind: OGXServer, chart: llama-stack-distribution}]`))
+	assert.ErrorContains(t, err, "OGXServer is rendered by chart ogx-server, not llama-stack-distribution: leave chart out")
+	_, err = Watches(write(`[{group: example.com, version: v1, kind: Nope}]`))
+	assert.ErrorContains(t, err, "which this operator does not serve")
+	_, err = Watches(filepath.Join(t.TempDir(), "missing.yaml"))
+	assert.ErrorContains(t, err, "read watches file")
 }
 
 func typeNames(objs []client.Object) map[string]bool {

@@ -19,6 +19,8 @@ type Meta struct {
 	// NewObject and NewList return an empty typed object and list of the kind.
 	NewObject func() client.Object
 	NewList   func() client.ObjectList
+	// Chart is the embedded chart (charts/<Chart>) that renders the kind.
+	Chart string
 	// ReleasePrefix starts the names of the kind's Helm releases; changing
 	// it orphans every release that exists.
 	ReleasePrefix string

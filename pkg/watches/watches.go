@@ -1,5 +1,8 @@
-// Package watches loads watches.yaml, the hybrid Helm pattern's contract: which
-// kind is rendered through which embedded chart, with which reconcile settings.
+// Package watches loads a watches file: the reconcile settings of each kind
+// the operator renders through its embedded chart. The operator serves every
+// kind of its registry with default settings without one (pkg/operator's
+// Watches); a file, passed with --watches-file, lists the kinds to serve and
+// tunes them.
 package watches
 
 import (
@@ -13,13 +16,14 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Watch is one entry of watches.yaml.
+// Watch is one kind to serve and its reconcile settings.
 type Watch struct {
 	Group   string `json:"group"`
 	Version string `json:"version"`
 	Kind    string `json:"kind"`
-	// Chart is the name of an embedded chart (a folder under charts/).
-	Chart string `json:"chart"`
+	// Chart is the name of the embedded chart (a folder under charts/) that
+	// renders the kind: the kind's own, which a file may leave out.
+	Chart string `json:"chart,omitempty"`
 	// ReconcilePeriod, when set, re-reconciles every CR this often even without events.
 	ReconcilePeriod *metav1.Duration `json:"reconcilePeriod,omitempty"`
 	// MaxConcurrentReconciles defaults to DefaultConcurrency().
@@ -71,8 +75,8 @@ func Parse(b []byte) ([]Watch, error) {
 	seen := map[schema.GroupVersionKind]bool{}
 	for i := range ws {
 		w := &ws[i]
-		if w.Group == "" || w.Version == "" || w.Kind == "" || w.Chart == "" {
-			return nil, fmt.Errorf("watches entry %d: group, version, kind and chart are required", i)
+		if w.Group == "" || w.Version == "" || w.Kind == "" {
+			return nil, fmt.Errorf("watches entry %d: group, version and kind are required", i)
 		}
 		gvk := w.GroupVersionKind()
 		if seen[gvk] {

@@ -94,7 +94,7 @@ func main() {
 	flag.DurationVar(&o.idle, "idle", 2*time.Minute, "idle window in which writes are counted")
 	flag.StringVar(&o.manager, "manager", "bin/manager", "the operator binary")
 	flag.StringVar(&o.kind, "kind", "LlamaStackDistribution", "the kind to create: LlamaStackDistribution, OGXServer, TrustyAIService, NemoGuardrails, EvalHub or LMEvalJob (a preview kind: jobs to Complete, writes and reads per job, idle, RSS)")
-	flag.StringVar(&o.root, "root", ".", "repository root (CRDs, watches.yaml)")
+	flag.StringVar(&o.root, "root", ".", "repository root (CRDs)")
 	flag.BoolVar(&o.warmup, "warmup", true, "reconcile one CR in a namespace of its own before the figures: the first batch's time per CR then leaves out the process's one-time start (lazy discovery, first connections, the first heap growth)")
 	flag.StringVar(&o.peer, "peer", "", "another operator's binary serving -kind (the upstream one, built by you; it runs in its directory, laid out as its image is): run first on the same fresh cluster with -crs CRs of its own, for its rows beside the operator's (time to Deployments, CPU, writes and reads per CR, RSS after the same idle, binary size)")
 	flag.BoolVar(&o.workloads, "workloads", false, "run the local cluster's controllers, scheduler and simulated nodes too (the write and memory figures are defined without them)")
@@ -485,7 +485,7 @@ func startOperator(o options, dir, kubeconfig string, extra ...string) (*exec.Cm
 	if err != nil {
 		return nil, "", err
 	}
-	args := append([]string{"run", "--watches-file", filepath.Join(o.root, "watches.yaml"), "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
+	args := append([]string{"run", "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0"}, extra...)
 	mgr := exec.Command(o.manager, args...)
 	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)

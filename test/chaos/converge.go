@@ -34,7 +34,7 @@ type Checker struct {
 	Clientset kubernetes.Interface
 	// OperatorNamespace holds the release records.
 	OperatorNamespace string
-	// MaxHistory is the most revisions a release may keep (watches.yaml).
+	// MaxHistory is the most revisions a release may keep (the watches settings).
 	MaxHistory int
 	// WantReady requires every CR's phase to be Ready (it cannot be on a
 	// control plane without nodes); otherwise any phase at the current

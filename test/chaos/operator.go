@@ -16,7 +16,7 @@ import (
 // can be killed (SIGKILL: no deferred cleanup, no lease released) and
 // started again with the same arguments. Every run appends to one log.
 type Operator struct {
-	// Bin is the binary; Dir its working directory (watches.yaml).
+	// Bin is the binary; Dir its working directory.
 	Bin, Dir string
 	// Args follow the binary ("run", flags); Env is its whole environment.
 	Args, Env []string

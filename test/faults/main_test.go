@@ -127,7 +127,7 @@ func runOperator(t *testing.T, user, kubeconfig string, args ...string) *chaos.O
 	}
 	o := &chaos.Operator{
 		Bin: binary, Dir: filepath.Join("..", ".."),
-		Args: append([]string{"run", "--watches-file", "watches.yaml", "--operator-namespace", operatorNamespace,
+		Args: append([]string{"run", "--operator-namespace", operatorNamespace,
 			"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--pending-release-grace", grace.String()}, args...),
 		Env: []string{"KUBECONFIG=" + kc, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")},
 		Log: filepath.Join(t.TempDir(), user+".log"),

@@ -22,7 +22,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/test/chaos"
 	"github.com/ai-stack-operator/ai-stack-operator/test/framework"
 )
@@ -95,7 +97,7 @@ func TestUpgradeFromHelm3OperatorReplacesNothing(t *testing.T) {
 		t.Fatalf("%s's operator stored %d releases for the samples: %v", upgradeFrom, len(releases), releases)
 	}
 
-	next := runOperator(t, "upgrade-new", "", "--watches-file", shortWatches(t, filepath.Join(framework.Root(), "watches.yaml"), period))
+	next := runOperator(t, "upgrade-new", "", "--watches-file", periodWatches(t, period))
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +253,33 @@ func shortWatches(t *testing.T, path, period string) string {
 	}
 	out := filepath.Join(t.TempDir(), "watches.yaml")
 	if err := os.WriteFile(out, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// periodWatches is a watches file of the operator's own kinds (its
+// registry's) that reconcile every period: settings only, each chart the
+// kind's own.
+func periodWatches(t *testing.T, period string) string {
+	t.Helper()
+	d, err := time.ParseDuration(period)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := operator.Watches("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ws {
+		ws[i].Chart, ws[i].ReconcilePeriod = "", &metav1.Duration{Duration: d}
+	}
+	b, err := yaml.Marshal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "watches.yaml")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return out

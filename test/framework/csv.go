@@ -65,7 +65,6 @@ func RunAsContainer(t testing.TB, bin string, c corev1.Container, kubeconfig, op
 		args = append(args, a)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = Root() // watches.yaml, as the image's working directory holds it
 	cmd.Env = []string{"KUBECONFIG=" + kubeconfig, "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
 	for _, e := range c.Env {
 		v, override := overrides[e.Name]

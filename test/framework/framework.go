@@ -32,13 +32,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	lmv1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/lmes/v1alpha1"
+	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/watches"
 )
 
 const (
@@ -386,6 +387,49 @@ func TASDatabase(ns, name string) *trustyv1.TrustyAIService {
 	}
 }
 
+// Nemo is a NemoGuardrails of one configuration, the ConfigMap nemo-config
+// (which the caller creates: NemoConfigMap), as upstream's sample.
+func Nemo(ns, name string) *nemov1alpha1.NemoGuardrails {
+	return &nemov1alpha1.NemoGuardrails{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: nemov1alpha1.NemoGuardrailsSpec{
+			NemoConfigs: []nemov1alpha1.NemoConfig{{Name: "nemo-config", ConfigMaps: []string{"nemo-config"}, Default: true}},
+		},
+	}
+}
+
+// NemoConfigMap is the configuration Nemo reads.
+func NemoConfigMap(ns string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nemo-config"},
+		Data:       map[string]string{"config.yaml": "models: []"},
+	}
+}
+
+// EvalHub is an EvalHub of one namespace with a SQLite database and no
+// providers or collections (so none has to be installed).
+func EvalHub(ns, name string) *evalhubv1.EvalHub {
+	return &evalhubv1.EvalHub{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: evalhubv1.EvalHubSpec{
+			Database: &evalhubv1.DatabaseSpec{Type: "sqlite"}, Tenancy: evalhubv1.TenancySingle,
+			Providers: []string{}, Collections: []string{},
+		},
+	}
+}
+
+// Builders are a CR of each kind the operator serves, by kind: what a test
+// that goes through every kind starts from. A test checks that it has one
+// for every kind of the operator's registry.
+var Builders = map[string]func(ns, name string) client.Object{
+	"LlamaStackDistribution": func(ns, name string) client.Object { return LLSD(ns, name) },
+	"OGXServer":              func(ns, name string) client.Object { return OGX(ns, name) },
+	"TrustyAIService":        func(ns, name string) client.Object { return TAS(ns, name) },
+	"NemoGuardrails":         func(ns, name string) client.Object { return Nemo(ns, name) },
+	"EvalHub":                func(ns, name string) client.Object { return EvalHub(ns, name) },
+	"LMEvalJob":              func(ns, name string) client.Object { return LMEvalJob(ns, name) },
+}
+
 // ModelMeshDeployment is a Deployment as ModelMesh Serving makes one: its
 // label, a rest-proxy and an mm container (with env), admitted by Pod
 // Security's restricted profile, which the local cluster enforces.
@@ -410,11 +454,11 @@ func ModelMeshDeployment(ns, name string, env ...corev1.EnvVar) *appsv1.Deployme
 	}
 }
 
-// ManagerOptions are the operator's options as the suites run it: the
-// repository's watches.yaml, no metrics or probe listeners, the operator's
+// ManagerOptions are the operator's options as the suites run it: every
+// kind of the registry with its default settings, no metrics or probe listeners, the operator's
 // namespace and settings ConfigMap.
 func ManagerOptions() (operator.ManagerOptions, error) {
-	ws, err := watches.Load(filepath.Join(Root(), "watches.yaml"))
+	ws, err := operator.Watches("")
 	if err != nil {
 		return operator.ManagerOptions{}, err
 	}

@@ -61,6 +61,7 @@ func Meta() release.Meta {
 		GVK:               evalhubv1.GroupVersion.WithKind(evalhubv1.Kind),
 		NewObject:         func() client.Object { return &evalhubv1.EvalHub{} },
 		NewList:           func() client.ObjectList { return &evalhubv1.EvalHubList{} },
+		Chart:             Chart,
 		ReleasePrefix:     ReleasePrefix,
 		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}},
 		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate, platform.ServiceMonitor},

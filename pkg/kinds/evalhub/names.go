@@ -5,6 +5,9 @@ import "fmt"
 // ReleasePrefix starts the names of EvalHub's Helm releases.
 const ReleasePrefix = "evalhub"
 
+// Chart is the embedded chart that renders the kind (charts/eval-hub).
+const Chart = "eval-hub"
+
 // Names of the objects of a CR, as upstream names them (the chart renders
 // the namespaced ones).
 func serviceAccountName(cr string) string { return cr + "-service" }

@@ -67,6 +67,7 @@ func Meta() release.Meta {
 		GVK:           llamav1alpha1.GroupVersion.WithKind(llamav1alpha1.Kind),
 		NewObject:     func() client.Object { return &llamav1alpha1.LlamaStackDistribution{} },
 		NewList:       func() client.ObjectList { return &llamav1alpha1.LlamaStackDistributionList{} },
+		Chart:         Chart,
 		ReleasePrefix: ReleasePrefix,
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{},

@@ -6,6 +6,9 @@ import "github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 // it orphans every release that exists.
 const ReleasePrefix = "llsd"
 
+// Chart is the embedded chart that renders the kind (charts/llama-stack-distribution).
+const Chart = "llama-stack-distribution"
+
 // The names of every object the operator creates for a CR, in one place.
 // The chart's _helpers.tpl computes the same for the objects it renders
 // (TestNamesMatchTheChart renders it and compares, for long, dotted and

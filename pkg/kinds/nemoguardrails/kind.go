@@ -53,6 +53,7 @@ func Meta() release.Meta {
 		GVK:               nemov1alpha1.GroupVersion.WithKind(nemov1alpha1.Kind),
 		NewObject:         func() client.Object { return &nemov1alpha1.NemoGuardrails{} },
 		NewList:           func() client.ObjectList { return &nemov1alpha1.NemoGuardrailsList{} },
+		Chart:             Chart,
 		ReleasePrefix:     ReleasePrefix,
 		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &networkingv1.Ingress{}},
 		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate},

@@ -3,6 +3,9 @@ package nemoguardrails
 // ReleasePrefix starts the names of NemoGuardrails' Helm releases.
 const ReleasePrefix = "nemo"
 
+// Chart is the embedded chart that renders the kind (charts/nemo-guardrails).
+const Chart = "nemo-guardrails"
+
 // Names of the objects of a CR, as upstream names them (the chart renders
 // the namespaced ones).
 func serviceAccountName(cr string) string { return cr + "-serviceaccount" }

@@ -92,6 +92,7 @@ func Meta() release.Meta {
 		GVK:           ogxv1beta1.GroupVersion.WithKind(ogxv1beta1.Kind),
 		NewObject:     func() client.Object { return &ogxv1beta1.OGXServer{} },
 		NewList:       func() client.ObjectList { return &ogxv1beta1.OGXServerList{} },
+		Chart:         Chart,
 		ReleasePrefix: ReleasePrefix,
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{},

@@ -12,6 +12,9 @@ import "github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 // every release that exists.
 const ReleasePrefix = "ogx"
 
+// Chart is the embedded chart that renders the kind (charts/ogx-server).
+const Chart = "ogx-server"
+
 // The names of the objects the operator creates for a CR, in one place.
 // The chart's _helpers.tpl computes the same for the objects it renders
 // (TestNamesMatchTheChart); the CA bundle is written by the Go code only.

@@ -59,6 +59,7 @@ func Meta() release.Meta {
 		GVK:           trustyv1.GroupVersion.WithKind(trustyv1.Kind),
 		NewObject:     func() client.Object { return &trustyv1.TrustyAIService{} },
 		NewList:       func() client.ObjectList { return &trustyv1.TrustyAIServiceList{} },
+		Chart:         Chart,
 		ReleasePrefix: ReleasePrefix,
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},

@@ -6,6 +6,9 @@ import "github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
 // orphans every release that exists.
 const ReleasePrefix = "tas"
 
+// Chart is the embedded chart that renders the kind (charts/trustyai-service).
+const Chart = "trustyai-service"
+
 // The names of every object the operator creates for a CR, in one place:
 // upstream's names (its smoke tests and clients look them up). The chart's
 // templates give the same (TestNamesMatchTheChart renders it and compares);
