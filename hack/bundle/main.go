@@ -9,17 +9,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/evalhub"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/nemoguardrails"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/trustyai"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/olm"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 )
 
 func main() {
@@ -84,22 +80,12 @@ func run(o olm.Options, check bool) error {
 	return nil
 }
 
-// RelatedImages are the images the operator deploys: every distribution of
-// the table, TrustyAI's service and proxy, the NeMo Guardrails server and eval-hub,
-// under the RELATED_IMAGE_ names the operator reads.
+// RelatedImages are the images the operator deploys: every kind's (its
+// Meta's), under the RELATED_IMAGE_ names the operator reads.
 func RelatedImages() map[string]string {
-	images := map[string]string{
-		trustyai.EnvServiceImage:     trustyai.DefaultServiceImage,
-		trustyaifamily.EnvProxyImage: trustyaifamily.DefaultProxyImage,
-		nemoguardrails.EnvImage:      nemoguardrails.DefaultImage,
-		evalhub.EnvImage:             evalhub.DefaultImage,
-	}
-	for name, img := range distributions.Default() {
-		images[name] = img
-	}
-	// OGX distributions share names with the older kind's: RELATED_IMAGE_OGX_<NAME>.
-	for name, img := range ogx.Distributions() {
-		images["ogx-"+name] = img
+	images := map[string]string{}
+	for _, m := range operator.Metas() {
+		maps.Copy(images, m.RelatedImages)
 	}
 	return images
 }

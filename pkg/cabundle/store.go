@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
@@ -178,6 +179,44 @@ func (b Store) Resolve(ctx context.Context, req trust.Request) (trust.Outcome, e
 		}
 		return &trust.ConfigMap{Data: cm.Data, BinaryData: cm.BinaryData}, nil
 	})
+}
+
+// Gathered is a CR's trust as one reconcile gathers it.
+type Gathered struct {
+	// Outcome is the merge: the bundle, or why there is none.
+	Outcome trust.Outcome
+	// Stored is the operator's bundle ConfigMap as it was; nil when absent.
+	Stored *Stored
+	// Conflict is set when the bundle's name is taken by a ConfigMap the
+	// operator did not write: nothing may be applied (the pods would start
+	// without the CAs they need), and the CR says so.
+	Conflict *status.Failure
+	// MountHash is the content hash of the bundle the pods mount ("" when
+	// none is mounted): the chart mounts it by name and annotates the pods
+	// with it, so that they restart exactly when it changes.
+	MountHash string
+}
+
+// Gather is the sequence every kind runs for its CR's bundle ConfigMap of
+// the name: read what is stored, merge the sources of the kind's own trust
+// request (built from what is stored and whether the name is taken), and
+// refuse a name conflict. The error is the API server's; what the user
+// fixes is in the outcome, or the Conflict.
+func (b Store) Gather(ctx context.Context, cr client.Object, name string, request func(stored *Stored, conflict error) trust.Request) (Gathered, error) {
+	stored, conflict, err := b.Stored(ctx, cr, name)
+	if err != nil {
+		return Gathered{}, err
+	}
+	g := Gathered{Stored: stored}
+	if g.Outcome, err = b.Resolve(ctx, request(stored, conflict)); err != nil {
+		return Gathered{}, err
+	}
+	if g.Outcome.Reason == trust.ReasonNameConflict {
+		g.Conflict = &status.Failure{Reason: status.ReasonNameConflict, Message: g.Outcome.Message}
+		return g, nil
+	}
+	g.MountHash = g.Outcome.MountHash()
+	return g, nil
 }
 
 // Write makes the bundle ConfigMap (stored is its current state, nil when

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
 
@@ -106,4 +107,31 @@ func TestUpstreamBundleOfTheCRIsTakenOver(t *testing.T) {
 	_, conflict, err = b.Stored(ctx, other, "cr-ca-bundle")
 	require.NoError(t, err)
 	assert.NotNil(t, conflict, "controlled by another UID: a conflict")
+}
+
+// Gather reads what is stored, merges the kind's request and refuses a name
+// taken by someone else's ConfigMap: nothing mounted, a NameConflict.
+func TestGatherRefusesATakenName(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	owner := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr", UID: "uid-1"}}
+	b := Store{Client: c, Reader: c, Recorder: record.NewFakeRecorder(10), Owner: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, Cache: &Cache{}, ManagedLabel: "managed"}
+	request := func(stored *Stored, conflict error) trust.Request {
+		return trust.Request{Namespace: "ns", Injected: []string{"service-ca"}, PublicRoots: true, Conflict: conflict}
+	}
+
+	g, err := b.Gather(ctx, owner, "cr-ca-bundle", request)
+	require.NoError(t, err)
+	assert.Nil(t, g.Conflict)
+	assert.Nil(t, g.Stored)
+	assert.NotEmpty(t, g.MountHash, "the public roots are merged with the (empty) injected source and mounted")
+	assert.Equal(t, g.Outcome.MountHash(), g.MountHash)
+
+	require.NoError(t, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cr-ca-bundle"}}))
+	g, err = b.Gather(ctx, owner, "cr-ca-bundle", request)
+	require.NoError(t, err)
+	require.NotNil(t, g.Conflict, "a ConfigMap the operator did not write holds the name")
+	assert.Equal(t, status.ReasonNameConflict, g.Conflict.Reason)
+	assert.Equal(t, g.Outcome.Message, g.Conflict.Message)
+	assert.Empty(t, g.MountHash, "nothing is mounted")
 }

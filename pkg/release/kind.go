@@ -24,6 +24,10 @@ type Meta struct {
 	// ReleasePrefix starts the names of the kind's Helm releases; changing
 	// it orphans every release that exists.
 	ReleasePrefix string
+	// RelatedImages are the images the kind deploys by default, by the
+	// name of the RELATED_IMAGE_ variable that overrides each (the CSV's
+	// relatedImages and the Deployment's environment are made of them).
+	RelatedImages map[string]string
 	// OwnedTypes are the kinds of object the chart renders that the operator
 	// watches; they are cached by LabelManaged and reconcile their owner.
 	OwnedTypes []client.Object

@@ -140,3 +140,37 @@ func (o Observed) ReadyAll(reason, msg string, gates ...metav1.Condition) metav1
 	}
 	return True(TypeReady, reason, msg)
 }
+
+// Stage is where a CR stands, for a kind's phase: each kind names the
+// stages in its own API's words (a table from Stage to its phase).
+type Stage int
+
+// The stages, in the order Stage decides them.
+const (
+	// StageTerminating: the CR is being deleted.
+	StageTerminating Stage = iota
+	// StageFailed: the current spec is not applied (a Failure).
+	StageFailed
+	// StageReady: Ready is True.
+	StageReady
+	// StageInitializing: the chart is applied and the workload is not ready yet.
+	StageInitializing
+	// StagePending: nothing is applied yet.
+	StagePending
+)
+
+// Stage is where the CR stands given its Ready condition: terminating,
+// failed, ready, initializing once the chart is applied, else pending.
+func (o Observed) Stage(ready metav1.Condition) Stage {
+	switch {
+	case o.Deleting:
+		return StageTerminating
+	case o.Failure != nil:
+		return StageFailed
+	case ready.Status == metav1.ConditionTrue:
+		return StageReady
+	case o.Applied:
+		return StageInitializing
+	}
+	return StagePending
+}

@@ -59,3 +59,21 @@ func TestReconciledAndReadyFollowTheFailureThenTheGates(t *testing.T) {
 		assert.Equal(t, c.msg, c.got.Message, name)
 	}
 }
+
+// The stage is decided in order: deletion, failure, readiness, an applied chart.
+func TestStageIsDecidedInOrder(t *testing.T) {
+	fail := &Failure{Reason: ReasonInvalidSpec}
+	ready, notReady := True(TypeReady, "R", ""), False(TypeReady, "N", "")
+	for want, o := range map[Stage]struct {
+		obs   Observed
+		ready metav1.Condition
+	}{
+		StageTerminating:  {Observed{Deleting: true, Failure: fail, Applied: true}, ready},
+		StageFailed:       {Observed{Failure: fail, Applied: true}, ready},
+		StageReady:        {Observed{Applied: true}, ready},
+		StageInitializing: {Observed{Applied: true}, notReady},
+		StagePending:      {Observed{}, notReady},
+	} {
+		assert.Equal(t, want, o.obs.Stage(o.ready))
+	}
+}

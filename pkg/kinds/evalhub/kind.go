@@ -63,6 +63,7 @@ func Meta() release.Meta {
 		NewList:           func() client.ObjectList { return &evalhubv1.EvalHubList{} },
 		Chart:             Chart,
 		ReleasePrefix:     ReleasePrefix,
+		RelatedImages:     map[string]string{EnvImage: DefaultImage, trustyaifamily.EnvProxyImage: trustyaifamily.DefaultProxyImage},
 		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}},
 		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate, platform.ServiceMonitor},
 		WarningConditions: []string{status.TypeTrustReady, TypeProvidersReady, TypeCollectionsReady, TypeTenantsReady},
@@ -115,10 +116,6 @@ func (k *Kind) settings(ctx context.Context) (Settings, error) {
 	return ParseSettings(k.Env(), data, upstream, k.OperatorNamespace)
 }
 
-func clusterOf(caps release.Capabilities) cluster {
-	return cluster{Route: caps.Has(platform.Route), OpenShift: caps.Has(platform.SCC), CertManager: caps.Has(platform.Certificate), ServiceMonitor: caps.Has(platform.ServiceMonitor)}
-}
-
 // Gather implements release.Kind: the settings, the platform, the
 // definitions of the providers and collections the spec lists (in the
 // operator's namespace) and the namespace's own, and the MLflow CA
@@ -132,7 +129,7 @@ func (k *Kind) Gather(ctx context.Context, cr *evalhubv1.EvalHub) (*Inputs, erro
 	if err != nil {
 		return nil, err
 	}
-	in := &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
+	in := &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
 	if in.values.Providers, in.missingProviders, err = k.definitions(ctx, cr.Spec.Providers, LabelProviderType, LabelProviderName); err != nil {
 		return nil, err
 	}
@@ -157,20 +154,18 @@ func (k *Kind) Gather(ctx context.Context, cr *evalhubv1.EvalHub) (*Inputs, erro
 		return nil, err
 	}
 
-	b := k.bundle()
-	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
+	g, err := k.bundle().Gather(ctx, cr, bundleName(cr.Name), func(stored *cabundle.Stored, conflict error) trust.Request {
+		return trustRequest(cr, in.values, stored, conflict)
+	})
 	if err != nil {
 		return nil, err
 	}
-	in.stored = stored
-	if in.trust, err = b.Resolve(ctx, trustRequest(cr, in.values, stored, conflict)); err != nil {
-		return nil, err
+	in.trust, in.stored = g.Outcome, g.Stored
+	if g.Conflict != nil {
+		return in, g.Conflict
 	}
-	if in.trust.Reason == trust.ReasonNameConflict {
-		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
-	}
-	if hash := in.trust.MountHash(); hash != "" {
-		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), hash
+	if g.MountHash != "" {
+		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), g.MountHash
 	}
 	return in, nil
 }
@@ -261,7 +256,7 @@ func (k *Kind) OfflineInputs(_ *evalhubv1.EvalHub, caps release.Capabilities) (*
 	if err != nil {
 		return nil, err
 	}
-	return &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}, nil
+	return &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}, nil
 }
 
 // Values implements release.Kind.

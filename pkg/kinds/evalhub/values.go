@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -21,28 +22,6 @@ const (
 	AnnotationConfigHash   = "trustyai.opendatahub.io/evalhub-config-hash"
 	AnnotationCABundleHash = "configmap.hash/ca-bundle"
 )
-
-// TLS modes: who creates kube-rbac-proxy's serving certificate Secrets.
-const (
-	tlsOpenShift   = "openshift"
-	tlsCertManager = "cert-manager"
-	tlsNone        = "none"
-)
-
-// cluster is what the translation knows of the target cluster.
-type cluster struct {
-	Route, OpenShift, CertManager, ServiceMonitor bool
-}
-
-func (p cluster) tlsMode() string {
-	switch {
-	case p.OpenShift:
-		return tlsOpenShift
-	case p.CertManager:
-		return tlsCertManager
-	}
-	return tlsNone
-}
 
 // Definition is a provider's or collection's definition found in the
 // operator's namespace: its name and its ConfigMap's data.
@@ -55,7 +34,7 @@ type Definition struct {
 type valuesInputs struct {
 	Settings     Settings
 	CommonLabels map[string]string
-	Platform     cluster
+	Platform     platform.Cluster
 	// Providers and Collections are the definitions found, in spec order
 	// (those not found are left out: Status says which).
 	Providers, Collections []Definition
@@ -302,7 +281,7 @@ func translate(cr *evalhubv1.EvalHub, in valuesInputs) (*chartValues, error) {
 		TenantCollections: nonNil(in.TenantCollections),
 		Trust:             trustValues{ConfigMapName: in.TrustConfigMap},
 		MCP:               mcp(cr, in),
-		TLS:               tlsValues{Mode: in.Platform.tlsMode()},
+		TLS:               tlsValues{Mode: in.Platform.TLSMode()},
 		Capabilities:      capabilityValues{Route: in.Platform.Route, OpenShift: in.Platform.OpenShift, CertManager: in.Platform.CertManager, ServiceMonitor: in.Platform.ServiceMonitor},
 	}
 	if spec.Database.Type == evalhubv1.DatabasePostgreSQL {

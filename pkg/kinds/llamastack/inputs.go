@@ -12,6 +12,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -49,15 +50,18 @@ func (k *Kind) Gather(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 		return nil, err
 	}
 	in := k.inputs(cr, s, caps)
-	if in.trust, in.stored, err = k.gatherTrust(ctx, cr, s, in.values.TrustSources); err != nil {
+	g, err := k.bundle().Gather(ctx, cr, bundleName(cr.Name), func(stored *cabundle.Stored, conflict error) trust.Request {
+		return trustRequest(cr, s, in.values.TrustSources, stored, conflict)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if in.trust.Reason == trust.ReasonNameConflict {
-		// Nothing is applied: the pods would start without the CAs they need.
-		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
+	in.trust, in.stored = g.Outcome, g.Stored
+	if g.Conflict != nil {
+		return in, g.Conflict
 	}
-	if hash := in.trust.MountHash(); hash != "" {
-		in.values.Trust = mountedTrust{ConfigMapName: bundleName(cr.Name), Hash: hash}
+	if g.MountHash != "" {
+		in.values.Trust = mountedTrust{ConfigMapName: bundleName(cr.Name), Hash: g.MountHash}
 	}
 	if in.values.UserConfigHash, err = k.userConfigHash(ctx, cr); err != nil {
 		return nil, err
@@ -91,7 +95,7 @@ func (k *Kind) OfflineInputs(cr *llamav1alpha1.LlamaStackDistribution, caps rele
 
 // inputs are what the settings and the platform decide, online and offline.
 func (k *Kind) inputs(cr *llamav1alpha1.LlamaStackDistribution, s Settings, caps release.Capabilities) *Inputs {
-	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK)}
+	p := platform.ClusterOf(caps)
 	return &Inputs{settings: s, values: valuesInputs{
 		Distributions:           s.Distributions,
 		CommonLabels:            map[string]string{release.LabelManaged: "true"},

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -76,7 +77,7 @@ func kindOn(t *testing.T, caps release.Capabilities, funcs *interceptor.Funcs, o
 // claim, and turns what the user fixes into failures, not errors.
 func TestGather(t *testing.T) {
 	plain := release.NewCapabilities()
-	openshift := release.NewCapabilities(sccGVK, routeGVK)
+	openshift := release.NewCapabilities(platform.SCC, platform.Route)
 	caA, caB := trusttest.NewCA(t, "a"), trusttest.NewCA(t, "b")
 	withBundle := func(cr *llamav1alpha1.LlamaStackDistribution) {
 		cr.Spec.Server.TLSConfig = &llamav1alpha1.TLSConfig{CABundle: &llamav1alpha1.CABundleConfig{ConfigMapName: "cas"}}

@@ -17,18 +17,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/stackserver"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
-)
-
-// The optional APIs the chart renders into, or detects.
-var (
-	routeGVK          = platform.Route
-	serviceMonitorGVK = platform.ServiceMonitor
-	sccGVK            = platform.SCC
 )
 
 // Kind is LlamaStackDistribution for the release reconciler.
@@ -69,12 +63,13 @@ func Meta() release.Meta {
 		NewList:       func() client.ObjectList { return &llamav1alpha1.LlamaStackDistributionList{} },
 		Chart:         Chart,
 		ReleasePrefix: ReleasePrefix,
+		RelatedImages: map[string]string(distributions.Default()),
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{},
 			&networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
 			&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
 		},
-		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK},
+		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.ServiceMonitor, platform.SCC},
 		WarningConditions: []string{status.TypeTrustReady, TypeAllowedFromValid},
 		// The upstream operator's kustomize labels; its cache selects on managed-by
 		// (llama-stack-k8s-operator 7735e43 main.go).
@@ -135,7 +130,7 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 	switch {
 	case obs.Find("Route") != "":
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(routeGVK)
+		u.SetGroupVersionKind(platform.Route)
 		route, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 )
@@ -51,8 +52,8 @@ func TestNamesMatchTheChart(t *testing.T) {
 	}
 	for _, name := range names {
 		for _, caps := range []release.Capabilities{
-			release.NewCapabilities(serviceMonitorGVK),
-			release.NewCapabilities(routeGVK, serviceMonitorGVK, sccGVK),
+			release.NewCapabilities(platform.ServiceMonitor),
+			release.NewCapabilities(platform.Route, platform.ServiceMonitor, platform.SCC),
 		} {
 			t.Run(fmt.Sprintf("%.20s-%d", name, len(caps.APIVersions())), func(t *testing.T) {
 				cr := &llamav1alpha1.LlamaStackDistribution{}
@@ -97,7 +98,7 @@ func TestNamesMatchTheChart(t *testing.T) {
 				for key, name := range got {
 					assert.Equal(t, want[key], name, "%s: names.go and the chart disagree", key)
 				}
-				if caps.Has(sccGVK) {
+				if caps.Has(platform.SCC) {
 					assert.Contains(t, got, "Route")
 					assert.Contains(t, got, "ConfigMap/service-ca")
 					assert.Contains(t, got, "ConfigMap/trusted-ca")

@@ -136,18 +136,16 @@ func setEndpoints(st *llamav1alpha1.LlamaStackDistributionStatus, o observed) {
 // setPhase sets upstream's phase: Terminating, Failed, Ready, Initializing
 // once the chart is applied, else Pending.
 func setPhase(st *llamav1alpha1.LlamaStackDistributionStatus, o observed, ready metav1.Condition) {
-	switch {
-	case o.Deleting:
-		st.Phase = llamav1alpha1.PhaseTerminating
-	case o.Failure != nil:
-		st.Phase = llamav1alpha1.PhaseFailed
-	case ready.Status == metav1.ConditionTrue:
-		st.Phase = llamav1alpha1.PhaseReady
-	case o.Applied:
-		st.Phase = llamav1alpha1.PhaseInitializing
-	default:
-		st.Phase = llamav1alpha1.PhasePending
-	}
+	st.Phase = phases[o.Stage(ready)]
+}
+
+// phases are upstream's names of the stages.
+var phases = map[status.Stage]llamav1alpha1.DistributionPhase{
+	status.StageTerminating:  llamav1alpha1.PhaseTerminating,
+	status.StageFailed:       llamav1alpha1.PhaseFailed,
+	status.StageReady:        llamav1alpha1.PhaseReady,
+	status.StageInitializing: llamav1alpha1.PhaseInitializing,
+	status.StagePending:      llamav1alpha1.PhasePending,
 }
 
 // setDistribution sets the distributions and the operator's version,

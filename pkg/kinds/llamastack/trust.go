@@ -43,19 +43,6 @@ func trustRequest(cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources 
 	return req
 }
 
-// gatherTrust reads the bundle ConfigMap and the CA sources of a CR and
-// merges them. Problems the user fixes are in the outcome; API errors are
-// returned.
-func (k *Kind) gatherTrust(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, s Settings, sources trustSources) (trust.Outcome, *cabundle.Stored, error) {
-	b := k.bundle()
-	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
-	if err != nil {
-		return trust.Outcome{}, nil, err
-	}
-	out, err := b.Resolve(ctx, trustRequest(cr, s, sources, stored, conflict))
-	return out, stored, err
-}
-
 // Prepare implements release.Preparer: the bundle ConfigMap holds the merged
 // bundle before the chart that mounts it is applied, and is removed when no
 // CA source applies any more. On a failed merge the last good bundle stays.

@@ -14,6 +14,7 @@ import (
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/runconfig"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
@@ -47,7 +48,7 @@ type trustSources struct {
 // trustSourcesFor applies the CR's switches (default on) to the platform.
 // It is decided once, in Gather (or OfflineInputs): the same answer chooses
 // the sources merged and the ConfigMaps the chart renders for injection.
-func trustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, p cluster) trustSources {
+func trustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, p platform.Cluster) trustSources {
 	on := func(b *bool) bool { return b == nil || *b }
 	var tc llamav1alpha1.TLSConfig
 	if cr.Spec.Server.TLSConfig != nil {
@@ -62,16 +63,6 @@ func trustSourcesFor(cr *llamav1alpha1.LlamaStackDistribution, p cluster) trustS
 	}
 }
 
-// cluster is what the translation knows of the target cluster: its optional APIs.
-type cluster struct {
-	// Route is true when route.openshift.io/v1 Route exists.
-	Route bool
-	// ServiceMonitor is true when monitoring.coreos.com/v1 ServiceMonitor exists.
-	ServiceMonitor bool
-	// OpenShift is true when security.openshift.io/v1 SecurityContextConstraints exist.
-	OpenShift bool
-}
-
 // valuesInputs are what the translation needs besides the CR itself.
 type valuesInputs struct {
 	// Distributions maps distribution names to images (overrides applied).
@@ -79,7 +70,7 @@ type valuesInputs struct {
 	// CommonLabels are added to every rendered object.
 	CommonLabels map[string]string
 	// Platform of the cluster.
-	Platform cluster
+	Platform platform.Cluster
 	// TrustSources that apply to the CR.
 	TrustSources trustSources
 	// NetworkPolicyDisabled turns the NetworkPolicy off (an operator setting).

@@ -14,6 +14,7 @@ import (
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/llamastack/distributions"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
@@ -299,7 +300,7 @@ func TestPodOverridesAndScaling(t *testing.T) {
 func TestNetwork(t *testing.T) {
 	v, err := translate(cr(func(c *llamav1alpha1.LlamaStackDistribution) {
 		c.Spec.Network = &llamav1alpha1.NetworkSpec{ExposeRoute: true, AllowedFrom: &llamav1alpha1.AllowedFromSpec{Namespaces: []string{"a", "b"}, Labels: []string{"team"}}}
-	}), valuesInputs{Distributions: table, OperatorNamespace: "ops", Platform: cluster{Route: true}})
+	}), valuesInputs{Distributions: table, OperatorNamespace: "ops", Platform: platform.Cluster{Route: true}})
 	require.NoError(t, err)
 	assert.Equal(t, NetworkPolicy{Enabled: true, OperatorNamespace: "ops", AllowedNamespaces: []string{"a", "b"}, AllowedNamespaceLabels: []string{"team"}}, v.NetworkPolicy)
 	assert.True(t, v.Expose.Enabled)
@@ -351,7 +352,7 @@ func TestAnyUIDOnlyOnOpenShift(t *testing.T) {
 	for _, tc := range []struct {
 		setting, openshift, want bool
 	}{{true, true, true}, {true, false, false}, {false, true, false}, {false, false, false}} {
-		v, err := translate(cr(nil), valuesInputs{Distributions: table, AnyUID: tc.setting, Platform: cluster{OpenShift: tc.openshift}})
+		v, err := translate(cr(nil), valuesInputs{Distributions: table, AnyUID: tc.setting, Platform: platform.Cluster{OpenShift: tc.openshift}})
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, v.AnyUID.Enabled, "setting %t, OpenShift %t", tc.setting, tc.openshift)
 	}

@@ -55,6 +55,7 @@ func Meta() release.Meta {
 		NewList:           func() client.ObjectList { return &nemov1alpha1.NemoGuardrailsList{} },
 		Chart:             Chart,
 		ReleasePrefix:     ReleasePrefix,
+		RelatedImages:     map[string]string{EnvImage: DefaultImage, trustyaifamily.EnvProxyImage: trustyaifamily.DefaultProxyImage},
 		OwnedTypes:        []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &networkingv1.Ingress{}},
 		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.SCC, platform.Certificate},
 		WarningConditions: []string{status.TypeTrustReady, TypeMCPGatewayConfigured},
@@ -94,10 +95,6 @@ func (k *Kind) settings(ctx context.Context) (Settings, error) {
 	return ParseSettings(k.Env(), data, upstream)
 }
 
-func clusterOf(caps release.Capabilities) cluster {
-	return cluster{Route: caps.Has(platform.Route), OpenShift: caps.Has(platform.SCC), CertManager: caps.Has(platform.Certificate)}
-}
-
 // Gather implements release.Kind: the settings, the platform, the
 // configurations' ConfigMaps (hashed; a missing one stops the CR with the
 // field to fix), the CA sources and, with auth, the proxy binding.
@@ -111,25 +108,23 @@ func (k *Kind) Gather(ctx context.Context, cr *nemov1alpha1.NemoGuardrails) (*In
 	if err != nil {
 		return nil, err
 	}
-	in := &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
+	in := &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
 	if in.values.ConfigHash, err = k.configHash(ctx, cr); err != nil {
 		return nil, err
 	}
 
-	b := k.bundle()
-	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
+	g, err := k.bundle().Gather(ctx, cr, bundleName(cr.Name), func(stored *cabundle.Stored, conflict error) trust.Request {
+		return trustRequest(cr, in.values, stored, conflict)
+	})
 	if err != nil {
 		return nil, err
 	}
-	in.stored = stored
-	if in.trust, err = b.Resolve(ctx, trustRequest(cr, in.values, stored, conflict)); err != nil {
-		return nil, err
+	in.trust, in.stored = g.Outcome, g.Stored
+	if g.Conflict != nil {
+		return in, g.Conflict
 	}
-	if in.trust.Reason == trust.ReasonNameConflict {
-		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
-	}
-	if hash := in.trust.MountHash(); hash != "" {
-		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), hash
+	if g.MountHash != "" {
+		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), g.MountHash
 	}
 	{
 		// Read without auth too: a binding left from when auth was on goes.
@@ -196,7 +191,7 @@ func (k *Kind) OfflineInputs(_ *nemov1alpha1.NemoGuardrails, caps release.Capabi
 	if err != nil {
 		return nil, err
 	}
-	return &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}, nil
+	return &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}, nil
 }
 
 // Values implements release.Kind.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -18,33 +19,11 @@ const (
 	AnnotationCABundleHash = "configmap.hash/ca-bundle"
 )
 
-// TLS modes: who creates the proxy's serving certificate Secret <name>-tls.
-const (
-	tlsOpenShift   = "openshift"
-	tlsCertManager = "cert-manager"
-	tlsNone        = "none"
-)
-
-// cluster is what the translation knows of the target cluster.
-type cluster struct {
-	Route, OpenShift, CertManager bool
-}
-
-func (p cluster) tlsMode() string {
-	switch {
-	case p.OpenShift:
-		return tlsOpenShift
-	case p.CertManager:
-		return tlsCertManager
-	}
-	return tlsNone
-}
-
 // valuesInputs are what the translation needs besides the CR.
 type valuesInputs struct {
 	Settings     Settings
 	CommonLabels map[string]string
-	Platform     cluster
+	Platform     platform.Cluster
 	// ConfigHash is the content hash of the configurations' ConfigMaps.
 	ConfigHash string
 	// TrustConfigMap is the merged bundle to mount ("" for none), TrustHash
@@ -174,7 +153,7 @@ func translate(cr *nemov1alpha1.NemoGuardrails, in valuesInputs) (*chartValues, 
 		Configs:                 []configValues{},
 		DefaultConfig:           defaultConfig(spec.NemoConfigs),
 		Env:                     spec.Env,
-		TLS:                     tlsValues{Mode: in.Platform.tlsMode()},
+		TLS:                     tlsValues{Mode: in.Platform.TLSMode()},
 		Capabilities:            capabilityValues{Route: in.Platform.Route, OpenShift: in.Platform.OpenShift, CertManager: in.Platform.CertManager},
 		Trust:                   trustValues{ConfigMapName: in.TrustConfigMap},
 	}

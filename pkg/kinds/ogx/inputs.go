@@ -11,6 +11,7 @@ import (
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/configgen"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -52,14 +53,18 @@ func (k *Kind) Gather(ctx context.Context, cr *ogxv1beta1.OGXServer) (*Inputs, e
 		return nil, err
 	}
 	in := k.inputs(cr, s, caps)
-	if in.trust, in.stored, err = k.gatherTrust(ctx, cr, in.values.TrustSources); err != nil {
+	g, err := k.bundle().Gather(ctx, cr, bundleName(cr.Name), func(stored *cabundle.Stored, conflict error) trust.Request {
+		return trustRequest(cr, in.values.TrustSources, stored, conflict)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if in.trust.Reason == trust.ReasonNameConflict {
-		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
+	in.trust, in.stored = g.Outcome, g.Stored
+	if g.Conflict != nil {
+		return in, g.Conflict
 	}
-	if hash := in.trust.MountHash(); hash != "" {
-		in.values.Trust = mountedTrust{ConfigMapName: bundleName(cr.Name), Hash: hash}
+	if g.MountHash != "" {
+		in.values.Trust = mountedTrust{ConfigMapName: bundleName(cr.Name), Hash: g.MountHash}
 	}
 	if in.adoption, err = k.gatherAdoption(ctx, cr, time.Now()); err != nil {
 		return nil, err
@@ -150,7 +155,7 @@ func (k *Kind) OfflineInputs(cr *ogxv1beta1.OGXServer, caps release.Capabilities
 
 // inputs are what the settings and the platform decide, online and offline.
 func (k *Kind) inputs(cr *ogxv1beta1.OGXServer, s Settings, caps release.Capabilities) *Inputs {
-	p := cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), PrometheusRule: caps.Has(prometheusRuleGVK), OpenShift: caps.Has(sccGVK)}
+	p := platform.ClusterOf(caps)
 	return &Inputs{settings: s, values: valuesInputs{
 		Distributions:           s.Distributions,
 		CommonLabels:            map[string]string{release.LabelManaged: "true"},

@@ -27,14 +27,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
-// The optional APIs the chart renders into, or detects.
-var (
-	routeGVK          = platform.Route
-	serviceMonitorGVK = platform.ServiceMonitor
-	prometheusRuleGVK = platform.PrometheusRule
-	sccGVK            = platform.SCC
-)
-
 // Kind is OGXServer for the release reconciler.
 type Kind struct {
 	release.Deps
@@ -94,12 +86,13 @@ func Meta() release.Meta {
 		NewList:       func() client.ObjectList { return &ogxv1beta1.OGXServerList{} },
 		Chart:         Chart,
 		ReleasePrefix: ReleasePrefix,
+		RelatedImages: ogxImages(),
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{},
 			&networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
 			&policyv1.PodDisruptionBudget{}, &autoscalingv2.HorizontalPodAutoscaler{},
 		},
-		OptionalAPIs:      []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, prometheusRuleGVK, sccGVK},
+		OptionalAPIs:      []schema.GroupVersionKind{platform.Route, platform.ServiceMonitor, platform.PrometheusRule, platform.SCC},
 		WarningConditions: []string{status.TypeTrustReady},
 		// The upstream operator's kustomize labels; its cache selects on managed-by
 		// (ogx-k8s-operator 1784464 main.go).
@@ -178,7 +171,7 @@ func (k *Kind) Status(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs,
 		switch {
 		case obs.Find("Route") != "":
 			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(routeGVK)
+			u.SetGroupVersionKind(platform.Route)
 			route, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
 			if err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 )
@@ -41,8 +42,8 @@ func TestNamesMatchTheChart(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{"demo", strings.Repeat("a", 63), strings.Repeat("abcdefghi.", 25) + "abc", "1st-server", strings.Repeat("a-", 31)} {
 		for _, caps := range []release.Capabilities{
-			release.NewCapabilities(serviceMonitorGVK, prometheusRuleGVK),
-			release.NewCapabilities(routeGVK, serviceMonitorGVK, prometheusRuleGVK, sccGVK),
+			release.NewCapabilities(platform.ServiceMonitor, platform.PrometheusRule),
+			release.NewCapabilities(platform.Route, platform.ServiceMonitor, platform.PrometheusRule, platform.SCC),
 		} {
 			t.Run(fmt.Sprintf("%.20s-%d", name, len(caps.APIVersions())), func(t *testing.T) {
 				cr := &ogxv1beta1.OGXServer{}
@@ -92,7 +93,7 @@ func TestNamesMatchTheChart(t *testing.T) {
 				for key, name := range got {
 					assert.Equal(t, want[key], name, "%s: names.go and the chart disagree", key)
 				}
-				if caps.Has(sccGVK) {
+				if caps.Has(platform.SCC) {
 					for _, key := range []string{"Route", "ConfigMap/service-ca", "ConfigMap/trusted-ca", "RoleBinding"} {
 						assert.Contains(t, got, key)
 					}

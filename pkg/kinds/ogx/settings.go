@@ -46,6 +46,16 @@ var distributions = map[string]string{
 // Distributions returns a copy of the distribution table.
 func Distributions() map[string]string { return maps.Clone(distributions) }
 
+// ogxImages are the distributions' images by related-image name: they share
+// names with the older kind's, so each is ogx-<name> (RELATED_IMAGE_OGX_<NAME>).
+func ogxImages() map[string]string {
+	out := map[string]string{}
+	for name, img := range distributions {
+		out["ogx-"+name] = img
+	}
+	return out
+}
+
 // Settings are the operator-wide settings in force for OGXServers.
 type Settings struct {
 	// Distributions maps distribution names to images, overrides applied.

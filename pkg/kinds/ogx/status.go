@@ -190,18 +190,16 @@ func setEndpoints(st *ogxv1beta1.OGXServerStatus, o observed) {
 // setPhase sets upstream's phase: Terminating, Failed, Ready, Initializing
 // once the chart is applied, else Pending.
 func setPhase(st *ogxv1beta1.OGXServerStatus, o observed, ready metav1.Condition) {
-	switch {
-	case o.Deleting:
-		st.Phase = ogxv1beta1.OGXServerPhaseTerminating
-	case o.Failure != nil:
-		st.Phase = ogxv1beta1.OGXServerPhaseFailed
-	case ready.Status == metav1.ConditionTrue:
-		st.Phase = ogxv1beta1.OGXServerPhaseReady
-	case o.Applied:
-		st.Phase = ogxv1beta1.OGXServerPhaseInitializing
-	default:
-		st.Phase = ogxv1beta1.OGXServerPhasePending
-	}
+	st.Phase = phases[o.Stage(ready)]
+}
+
+// phases are upstream's names of the stages.
+var phases = map[status.Stage]ogxv1beta1.OGXServerPhase{
+	status.StageTerminating:  ogxv1beta1.OGXServerPhaseTerminating,
+	status.StageFailed:       ogxv1beta1.OGXServerPhaseFailed,
+	status.StageReady:        ogxv1beta1.OGXServerPhaseReady,
+	status.StageInitializing: ogxv1beta1.OGXServerPhaseInitializing,
+	status.StagePending:      ogxv1beta1.OGXServerPhasePending,
 }
 
 // setDistribution sets the distributions and, once the image is resolved,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
@@ -39,11 +40,6 @@ const (
 	serverCertFile = "/etc/ogx-tls/server/tls.crt"
 	serverKeyFile  = "/etc/ogx-tls/server/tls.key"
 )
-
-// cluster is what the translation knows of the target cluster.
-type cluster struct {
-	Route, ServiceMonitor, PrometheusRule, OpenShift bool
-}
 
 // trustSources says which automatic CA sources apply (OpenShift's
 // injected ConfigMaps), decided once in Gather or OfflineInputs.
@@ -78,7 +74,7 @@ type generated struct {
 type valuesInputs struct {
 	Distributions           map[string]string
 	CommonLabels            map[string]string
-	Platform                cluster
+	Platform                platform.Cluster
 	TrustSources            trustSources
 	AnyUID                  bool
 	OperatorNamespace       string

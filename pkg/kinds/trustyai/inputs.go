@@ -13,6 +13,7 @@ import (
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -60,21 +61,18 @@ func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Input
 	}
 	in := inputs(s, caps)
 
-	b := k.bundle()
-	stored, conflict, err := b.Stored(ctx, cr, bundleName(cr.Name))
+	g, err := k.bundle().Gather(ctx, cr, bundleName(cr.Name), func(stored *cabundle.Stored, conflict error) trust.Request {
+		return trustRequest(cr, in.values.Platform, stored, conflict)
+	})
 	if err != nil {
 		return nil, err
 	}
-	in.stored = stored
-	if in.trust, err = b.Resolve(ctx, trustRequest(cr, in.values.Platform, stored, conflict)); err != nil {
-		return nil, err
+	in.trust, in.stored = g.Outcome, g.Stored
+	if g.Conflict != nil {
+		return in, g.Conflict
 	}
-	if in.trust.Reason == trust.ReasonNameConflict {
-		// Nothing is applied: the pods would start without the CAs they need.
-		return in, &status.Failure{Reason: status.ReasonNameConflict, Message: in.trust.Message}
-	}
-	if hash := in.trust.MountHash(); hash != "" {
-		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), hash
+	if g.MountHash != "" {
+		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), g.MountHash
 	}
 
 	if cr.Spec.Storage.Format == trustyv1.StorageDatabase {
@@ -133,24 +131,18 @@ func (k *Kind) OfflineInputs(_ *trustyv1.TrustyAIService, caps release.Capabilit
 	in := inputs(s, caps)
 	// No InferenceService to read: Istio's APIs given stand for a model
 	// server with a sidecar, so that the render shows the mesh's routes.
-	in.values.SidecarClients = in.values.Platform.meshRoutes()
+	in.values.SidecarClients = meshRoutes(in.values.Platform)
 	return in, nil
 }
 
 func inputs(s Settings, caps release.Capabilities) *Inputs {
-	return &Inputs{values: valuesInputs{Settings: s, Platform: clusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
-}
-
-// clusterOf is what the translation knows of a cluster with these capabilities.
-func clusterOf(caps release.Capabilities) cluster {
-	return cluster{Route: caps.Has(routeGVK), ServiceMonitor: caps.Has(serviceMonitorGVK), OpenShift: caps.Has(sccGVK), CertManager: caps.Has(certificateGVK), KServe: caps.Has(inferenceServiceGVK),
-		Istio: caps.Has(destinationRuleGVK) && caps.Has(virtualServiceGVK)}
+	return &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
 }
 
 // trustRequest is what applies to a CR: Open Data Hub's bundle, on OpenShift
 // the injected service CA and cluster trust, and the public roots (the
 // bundle replaces the JVM's and the proxy's trust stores).
-func trustRequest(cr *trustyv1.TrustyAIService, p cluster, stored *cabundle.Stored, conflict error) trust.Request {
+func trustRequest(cr *trustyv1.TrustyAIService, p platform.Cluster, stored *cabundle.Stored, conflict error) trust.Request {
 	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict}
 	if p.OpenShift {
 		req.Injected = []string{serviceCAName(cr.Name), trustedCAName(cr.Name)}

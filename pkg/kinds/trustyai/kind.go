@@ -22,16 +22,6 @@ import (
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
 
-// The optional APIs the chart renders into, or detects.
-var (
-	routeGVK           = platform.Route
-	serviceMonitorGVK  = platform.ServiceMonitor
-	sccGVK             = platform.SCC
-	certificateGVK     = platform.Certificate
-	destinationRuleGVK = platform.DestinationRule
-	virtualServiceGVK  = platform.VirtualService
-)
-
 // Kind is TrustyAIService for the release reconciler.
 type Kind struct {
 	release.Deps
@@ -61,12 +51,13 @@ func Meta() release.Meta {
 		NewList:       func() client.ObjectList { return &trustyv1.TrustyAIServiceList{} },
 		Chart:         Chart,
 		ReleasePrefix: ReleasePrefix,
+		RelatedImages: map[string]string{EnvServiceImage: DefaultServiceImage, trustyaifamily.EnvProxyImage: trustyaifamily.DefaultProxyImage},
 		OwnedTypes: []client.Object{
 			&appsv1.Deployment{}, &corev1.Service{}, &corev1.ServiceAccount{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
 		},
-		OptionalAPIs: []schema.GroupVersionKind{routeGVK, serviceMonitorGVK, sccGVK, certificateGVK, inferenceServiceGVK, destinationRuleGVK, virtualServiceGVK},
+		OptionalAPIs: []schema.GroupVersionKind{platform.Route, platform.ServiceMonitor, platform.SCC, platform.Certificate, platform.InferenceService, platform.DestinationRule, platform.VirtualService},
 		NamespaceWatches: []release.NamespaceWatch{
-			{GVK: inferenceServiceGVK},
+			{GVK: platform.InferenceService},
 			{GVK: appsv1.SchemeGroupVersion.WithKind("Deployment"), Labels: ModelMeshLabels},
 		},
 		// ReplicasHonored's turn to False is a Warning event, once.

@@ -17,6 +17,7 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -50,7 +51,7 @@ func render1(t *testing.T, cr *trustyv1.TrustyAIService, caps release.Capabiliti
 	require.NoError(t, err)
 	in := inputs(defaults, caps)
 	in.values.TrustConfigMap, in.values.TrustHash = trustCM, "h"
-	in.values.SidecarClients = in.values.Platform.meshRoutes()
+	in.values.SidecarClients = meshRoutes(in.values.Platform)
 	vals, err := (&Kind{}).Values(cr, in)
 	require.NoError(t, err)
 	out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: naming.ReleaseName(ReleasePrefix, cr.Namespace, cr.Name), Namespace: cr.Namespace, APIVersions: caps.APIVersions()})
@@ -65,9 +66,9 @@ func render1(t *testing.T, cr *trustyv1.TrustyAIService, caps release.Capabiliti
 func TestNamesMatchTheChart(t *testing.T) {
 	for _, name := range []string{"trustyai-service", "a", strings.Repeat("t", 59), "x-" + strings.Repeat("1", 57)} {
 		for _, caps := range []release.Capabilities{
-			release.NewCapabilities(sccGVK, routeGVK, serviceMonitorGVK),
-			release.NewCapabilities(certificateGVK),
-			release.NewCapabilities(certificateGVK, inferenceServiceGVK, destinationRuleGVK, virtualServiceGVK),
+			release.NewCapabilities(platform.SCC, platform.Route, platform.ServiceMonitor),
+			release.NewCapabilities(platform.Certificate),
+			release.NewCapabilities(platform.Certificate, platform.InferenceService, platform.DestinationRule, platform.VirtualService),
 		} {
 			t.Run(fmt.Sprintf("%.12s-%d", name, len(caps.APIVersions())), func(t *testing.T) {
 				cr := sample(t, func(cr *trustyv1.TrustyAIService) { cr.Name = name })
@@ -107,13 +108,13 @@ func TestNamesMatchTheChart(t *testing.T) {
 				assert.Contains(t, got, "Deployment")
 				assert.Contains(t, got, "Service/tls")
 				assert.Contains(t, got, "PersistentVolumeClaim")
-				if caps.Has(destinationRuleGVK) {
+				if caps.Has(platform.DestinationRule) {
 					assert.Contains(t, got, "DestinationRule")
 					assert.Contains(t, got, "VirtualService")
 				} else {
 					assert.NotContains(t, got, "DestinationRule")
 				}
-				if caps.Has(sccGVK) {
+				if caps.Has(platform.SCC) {
 					assert.Contains(t, got, "Route")
 					assert.Contains(t, got, "ConfigMap/service-ca")
 				} else {
@@ -135,7 +136,7 @@ func TestTranslate(t *testing.T) {
 	assert.Equal(t, int32(1), v.Replicas)
 	assert.Equal(t, storageValues{Format: "PVC", Folder: "/inputs", Size: "1Gi", DatabaseSecret: "trustyaiservice-sample-db-credentials"}, v.Storage)
 	assert.Equal(t, metricsValues{Schedule: "5s", BatchSize: 5000}, v.Metrics)
-	assert.Equal(t, tlsNone, v.TLS.Mode)
+	assert.Equal(t, platform.TLSNone, v.TLS.Mode)
 	assert.Nil(t, v.PodAnnotations)
 
 	// PVC mode runs 1 pod, as upstream, whatever replicas says (one pod
@@ -171,14 +172,14 @@ func TestTranslate(t *testing.T) {
 	assert.Equal(t, "1Gi", v.Storage.Size)
 
 	// cert-manager: the issuer of the settings.
-	in = inputs(Settings{IssuerKind: "ClusterIssuer", IssuerName: "ca"}, release.NewCapabilities(certificateGVK)).values
+	in = inputs(Settings{IssuerKind: "ClusterIssuer", IssuerName: "ca"}, release.NewCapabilities(platform.Certificate)).values
 	v, err = translate(sample(t, nil), in)
 	require.NoError(t, err)
-	assert.Equal(t, tlsValues{Mode: tlsCertManager, IssuerKind: "ClusterIssuer", IssuerName: "ca"}, v.TLS)
-	in = inputs(Settings{IssuerKind: "ClusterIssuer", IssuerName: "ca"}, release.NewCapabilities(sccGVK, certificateGVK)).values
+	assert.Equal(t, tlsValues{Mode: platform.TLSCertManager, IssuerKind: "ClusterIssuer", IssuerName: "ca"}, v.TLS)
+	in = inputs(Settings{IssuerKind: "ClusterIssuer", IssuerName: "ca"}, release.NewCapabilities(platform.SCC, platform.Certificate)).values
 	v, err = translate(sample(t, nil), in)
 	require.NoError(t, err)
-	assert.Equal(t, tlsValues{Mode: tlsOpenShift}, v.TLS, "OpenShift's service CA first")
+	assert.Equal(t, tlsValues{Mode: platform.TLSOpenShift}, v.TLS, "OpenShift's service CA first")
 	assert.True(t, v.Trust.ServiceCA)
 }
 

@@ -12,18 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 )
 
 // KServe: an InferenceService in RawDeployment or Standard mode (and, with
 // kServeServerless, in Serverless or Knative mode) logs its inferences to the
 // service through spec.predictor.logger.
 
-// inferenceServiceGVK is KServe's InferenceService, an optional API.
-var inferenceServiceGVK = schema.GroupVersionKind{Group: "serving.kserve.io", Version: "v1beta1", Kind: "InferenceService"}
+// platform.InferenceService is KServe's InferenceService, an optional API.
 
 // annotationDeploymentMode is KServe's. As upstream's handleInferenceServices:
 // RawDeployment and Standard (KServe 0.17's name for it) get the logger
@@ -36,7 +35,7 @@ const annotationDeploymentMode = "serving.kserve.io/deploymentMode"
 // endpoint where it has a certificate, plain http where it has none.
 func loggerURL(cr *trustyv1.TrustyAIService, tlsMode string) string {
 	scheme := "https"
-	if tlsMode == tlsNone {
+	if tlsMode == platform.TLSNone {
 		scheme = "http"
 	}
 	return fmt.Sprintf("%s://%s.%s.svc.cluster.local", scheme, serviceName(cr.Name), cr.Namespace)
@@ -69,7 +68,7 @@ func ownsFields(obj client.Object) bool {
 // when it is gone.
 func applyConfig(isvc *unstructured.Unstructured, url string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(inferenceServiceGVK)
+	u.SetGroupVersionKind(platform.InferenceService)
 	u.SetNamespace(isvc.GetNamespace())
 	u.SetName(isvc.GetName())
 	u.SetUID(isvc.GetUID())
@@ -83,7 +82,7 @@ func applyConfig(isvc *unstructured.Unstructured, url string) *unstructured.Unst
 // name; nil when the API is not served.
 func (k *Kind) inferenceServices(ctx context.Context, ns string) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(inferenceServiceGVK.GroupVersion().WithKind("InferenceServiceList"))
+	list.SetGroupVersionKind(platform.InferenceService.GroupVersion().WithKind("InferenceServiceList"))
 	if err := k.APIReader.List(ctx, list, client.InNamespace(ns)); err != nil {
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			return nil, nil
@@ -102,7 +101,7 @@ func (k *Kind) istioServed() bool {
 		return false
 	}
 	caps, err := k.Capabilities()
-	return err == nil && clusterOf(caps).Istio
+	return err == nil && platform.ClusterOf(caps).Istio
 }
 
 // wireInferenceServices points the namespace's InferenceServices at url;

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 )
 
 // Istio: a model server with an Istio sidecar cannot send its inferences to
@@ -35,20 +37,20 @@ func sidecarClient(isvc metav1.Object, serverless bool) bool {
 // service: Istio's APIs, KServe's, and the service's https port (443
 // exists only where a certificate has a creator; without it, routing port
 // 80 to 443 would send the inferences nowhere).
-func (p cluster) meshRoutes() bool {
-	return p.Istio && p.KServe && p.tlsMode() != tlsNone
+func meshRoutes(p platform.Cluster) bool {
+	return p.Istio && p.KServe && p.TLSMode() != platform.TLSNone
 }
 
 // sidecarClients says whether an InferenceService of the namespace is a
 // sidecarClient, where the cluster can have the mesh's routes: the metadata
 // of the namespace's InferenceServices, read from the API server (no cache
 // of their own, no Secret, nothing written).
-func (k *Kind) sidecarClients(ctx context.Context, ns string, p cluster, serverless bool) (bool, error) {
-	if !p.meshRoutes() {
+func (k *Kind) sidecarClients(ctx context.Context, ns string, p platform.Cluster, serverless bool) (bool, error) {
+	if !meshRoutes(p) {
 		return false, nil
 	}
 	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(inferenceServiceGVK.GroupVersion().WithKind("InferenceServiceList"))
+	list.SetGroupVersionKind(platform.InferenceService.GroupVersion().WithKind("InferenceServiceList"))
 	if err := k.APIReader.List(ctx, list, client.InNamespace(ns)); err != nil {
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
 			return false, nil

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 )
 
@@ -57,21 +58,21 @@ func TestSidecarClientIsUpstreamsCondition(t *testing.T) {
 // InferenceServices) and the https port they lead to (a certificate creator).
 func TestMeshRoutesNeedIstioKServeAndTLS(t *testing.T) {
 	for _, c := range []struct {
-		p    cluster
+		p    platform.Cluster
 		want bool
 	}{
-		{cluster{Istio: true, KServe: true, CertManager: true}, true},
-		{cluster{Istio: true, KServe: true, OpenShift: true}, true},
-		{cluster{Istio: true, KServe: true}, false},
-		{cluster{Istio: true, CertManager: true}, false},
-		{cluster{KServe: true, OpenShift: true}, false},
+		{platform.Cluster{Istio: true, KServe: true, CertManager: true}, true},
+		{platform.Cluster{Istio: true, KServe: true, OpenShift: true}, true},
+		{platform.Cluster{Istio: true, KServe: true}, false},
+		{platform.Cluster{Istio: true, CertManager: true}, false},
+		{platform.Cluster{KServe: true, OpenShift: true}, false},
 	} {
-		assert.Equal(t, c.want, c.p.meshRoutes(), "%+v", c.p)
+		assert.Equal(t, c.want, meshRoutes(c.p), "%+v", c.p)
 	}
-	both := release.NewCapabilities(destinationRuleGVK, virtualServiceGVK)
-	assert.True(t, clusterOf(both).Istio)
-	assert.False(t, clusterOf(release.NewCapabilities(destinationRuleGVK)).Istio, "both APIs or none")
-	assert.False(t, clusterOf(release.NewCapabilities(virtualServiceGVK)).Istio, "both APIs or none")
+	both := release.NewCapabilities(platform.DestinationRule, platform.VirtualService)
+	assert.True(t, platform.ClusterOf(both).Istio)
+	assert.False(t, platform.ClusterOf(release.NewCapabilities(platform.DestinationRule)).Istio, "both APIs or none")
+	assert.False(t, platform.ClusterOf(release.NewCapabilities(platform.VirtualService)).Istio, "both APIs or none")
 }
 
 // metadataKind is wiringKind whose APIReader lists InferenceServices as
@@ -110,7 +111,7 @@ func (f readerFunc) List(ctx context.Context, list client.ObjectList, opts ...cl
 // Gather reads the namespace's InferenceServices for the decision, only
 // where the routes can exist.
 func TestSidecarClientsReadsTheNamespace(t *testing.T) {
-	mesh := cluster{Istio: true, KServe: true, CertManager: true}
+	mesh := platform.Cluster{Istio: true, KServe: true, CertManager: true}
 	ctx := context.Background()
 
 	k := metadataKind(t, sidecarISVC("a", "RawDeployment", ""), sidecarISVC("b", "RawDeployment", "true"))
@@ -131,7 +132,7 @@ func TestSidecarClientsReadsTheNamespace(t *testing.T) {
 
 	// Without the routes' prerequisites nothing is read (a Kind without a
 	// client would panic).
-	for _, p := range []cluster{{KServe: true, CertManager: true}, {Istio: true, KServe: true}} {
+	for _, p := range []platform.Cluster{{KServe: true, CertManager: true}, {Istio: true, KServe: true}} {
 		got, err = (&Kind{}).sidecarClients(ctx, "team-a", p, true)
 		require.NoError(t, err)
 		assert.False(t, got)
@@ -143,7 +144,7 @@ func TestSidecarClientsReadsTheNamespace(t *testing.T) {
 // without Istio every one does.
 func TestSidecarClientsLogThroughTheMesh(t *testing.T) {
 	cr := sample(t, nil)
-	url := loggerURL(cr, tlsCertManager)
+	url := loggerURL(cr, platform.TLSCertManager)
 	assert.Equal(t, "http://trustyaiservice-sample.team-a.svc.cluster.local", sidecarLoggerURL(url))
 	assert.Equal(t, "http://x", sidecarLoggerURL("http://x"), "already plain http (no TLS)")
 
@@ -151,9 +152,9 @@ func TestSidecarClientsLogThroughTheMesh(t *testing.T) {
 		caps release.Capabilities
 		want map[string]string
 	}{
-		"Istio": {release.NewCapabilities(inferenceServiceGVK, certificateGVK, destinationRuleGVK, virtualServiceGVK),
+		"Istio": {release.NewCapabilities(platform.InferenceService, platform.Certificate, platform.DestinationRule, platform.VirtualService),
 			map[string]string{"meshed": "http://trustyaiservice-sample.team-a.svc.cluster.local", "plain": url}},
-		"no Istio": {release.NewCapabilities(inferenceServiceGVK, certificateGVK),
+		"no Istio": {release.NewCapabilities(platform.InferenceService, platform.Certificate),
 			map[string]string{"meshed": url, "plain": url}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -174,7 +175,7 @@ func TestSidecarClientsLogThroughTheMesh(t *testing.T) {
 // The translation hands the decision and the capability to the chart;
 // offline, Istio's and KServe's APIs stand for a sidecar client.
 func TestTranslateIstio(t *testing.T) {
-	caps := release.NewCapabilities(inferenceServiceGVK, certificateGVK, destinationRuleGVK, virtualServiceGVK)
+	caps := release.NewCapabilities(platform.InferenceService, platform.Certificate, platform.DestinationRule, platform.VirtualService)
 	in := inputs(defaults, caps)
 	in.values.SidecarClients = true
 	v, err := translate(sample(t, nil), in.values)
@@ -182,7 +183,7 @@ func TestTranslateIstio(t *testing.T) {
 	assert.True(t, v.Istio.SidecarClients)
 	assert.True(t, v.Capabilities.Istio)
 
-	v, err = translate(sample(t, nil), inputs(defaults, release.NewCapabilities(certificateGVK)).values)
+	v, err = translate(sample(t, nil), inputs(defaults, release.NewCapabilities(platform.Certificate)).values)
 	require.NoError(t, err)
 	assert.False(t, v.Istio.SidecarClients)
 	assert.False(t, v.Capabilities.Istio)
@@ -192,8 +193,8 @@ func TestTranslateIstio(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, off.values.SidecarClients)
 	for _, c := range []release.Capabilities{
-		release.NewCapabilities(certificateGVK, destinationRuleGVK, virtualServiceGVK),
-		release.NewCapabilities(inferenceServiceGVK, destinationRuleGVK, virtualServiceGVK),
+		release.NewCapabilities(platform.Certificate, platform.DestinationRule, platform.VirtualService),
+		release.NewCapabilities(platform.InferenceService, platform.DestinationRule, platform.VirtualService),
 	} {
 		off, err := k.OfflineInputs(sample(t, nil), c)
 		require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 )
 
 // ModelMesh: the Deployments of ModelMesh Serving (label
@@ -57,7 +58,7 @@ type modelMeshWant struct {
 // modelMeshWantOf is the CR's payload processor: the service's TLS endpoint
 // where it has a certificate, plain http where it has none.
 func modelMeshWantOf(cr *trustyv1.TrustyAIService, tlsMode string) modelMeshWant {
-	if tlsMode == tlsNone {
+	if tlsMode == platform.TLSNone {
 		return modelMeshWant{URL: fmt.Sprintf("http://%s.%s.svc/consumer/kserve/v2", serviceName(cr.Name), cr.Namespace)}
 	}
 	return modelMeshWant{URL: fmt.Sprintf("https://%s.%s.svc/consumer/kserve/v2", serviceName(cr.Name), cr.Namespace), Secret: internalSecretName(cr.Name), Volume: modelMeshVolumeName(cr.Name)}
@@ -384,7 +385,7 @@ func (k *Kind) unwireModelMesh(ctx context.Context, cr *trustyv1.TrustyAIService
 	if err != nil {
 		return err
 	}
-	ours := []string{modelMeshWantOf(cr, tlsNone).URL, modelMeshWantOf(cr, tlsCertManager).URL}
+	ours := []string{modelMeshWantOf(cr, platform.TLSNone).URL, modelMeshWantOf(cr, platform.TLSCertManager).URL}
 	for i := range ds {
 		d := &ds[i]
 		if e := appendedEdit(d, ours); e != nil {

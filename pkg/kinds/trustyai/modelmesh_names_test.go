@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 )
 
 // Names of 55 to 59 characters, which the CRD admits, wire ModelMesh with a
@@ -18,7 +20,7 @@ func TestModelMeshVolumeOfLongNames(t *testing.T) {
 	for _, n := range []int{54, 55, 59} {
 		cr := sample(t, nil)
 		cr.Name = strings.Repeat("m", n)
-		want := modelMeshWantOf(cr, tlsCertManager)
+		want := modelMeshWantOf(cr, platform.TLSCertManager)
 		plan := planModelMesh(modelMesh(), want)
 		require.Empty(t, plan.problem)
 		spec := plan.cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)

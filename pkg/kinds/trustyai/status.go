@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
@@ -199,8 +200,8 @@ func setDatabase(s status.Conditions, o observed) (db metav1.Condition) {
 // tlsConditions are TLSAvailable for the TLS modes where somebody creates
 // the serving certificates.
 var tlsConditions = map[string]metav1.Condition{
-	tlsOpenShift:   status.True(TypeTLSAvailable, "ServiceCA", "OpenShift's service CA issues the serving certificates <name>-tls and <name>-internal"),
-	tlsCertManager: status.True(TypeTLSAvailable, "CertManager", "cert-manager issues the serving certificates <name>-tls and <name>-internal"),
+	platform.TLSOpenShift:   status.True(TypeTLSAvailable, "ServiceCA", "OpenShift's service CA issues the serving certificates <name>-tls and <name>-internal"),
+	platform.TLSCertManager: status.True(TypeTLSAvailable, "CertManager", "cert-manager issues the serving certificates <name>-tls and <name>-internal"),
 }
 
 // tlsCondition says who creates the serving certificates, or that nobody
@@ -302,12 +303,12 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 	if in != nil {
 		o.Trust = in.trust
 		o.DBCAUnknown, o.DBCAName = in.dbCAUnknown, dbCAName(cr.Name)
-		o.TLSMode = in.values.Platform.tlsMode()
+		o.TLSMode = in.values.Platform.TLSMode()
 		if d := in.values.Settings.IngressDomain; d != "" {
 			o.IngressHost = ingressHost(cr.Name, cr.Namespace, d)
 		}
 	} else if caps, err := k.Capabilities(); err == nil {
-		o.TLSMode = clusterOf(caps).tlsMode()
+		o.TLSMode = platform.ClusterOf(caps).TLSMode()
 	}
 	if o.UsesClaim {
 		if q, err := resource.ParseQuantity(cr.Spec.Storage.Size); err == nil {
@@ -327,7 +328,7 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 	}
 	if name := obs.Find("Route"); name != "" {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(routeGVK)
+		u.SetGroupVersionKind(platform.Route)
 		if o.Route, err = release.GetOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
 			return err
 		}

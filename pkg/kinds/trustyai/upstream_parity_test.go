@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
@@ -41,7 +42,7 @@ func wiringKind(t *testing.T, objs ...client.Object) (*Kind, *applied, *record.F
 	require.NoError(t, corev1.AddToScheme(scheme))
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
-	mapper.Add(inferenceServiceGVK, meta.RESTScopeNamespace)
+	mapper.Add(platform.InferenceService, meta.RESTScopeNamespace)
 	got := &applied{}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).WithReturnManagedFields().WithInterceptorFuncs(interceptor.Funcs{
 		Patch: func(_ context.Context, _ client.WithWatch, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
@@ -81,7 +82,7 @@ func events(rec *record.FakeRecorder) []string {
 // conflict with), and one the operator wired at its earlier path moves.
 func TestModelMeshCertificateAtUpstreamsPath(t *testing.T) {
 	cr := sample(t, nil)
-	want := modelMeshWantOf(cr, tlsCertManager)
+	want := modelMeshWantOf(cr, platform.TLSCertManager)
 	mm := planModelMesh(modelMesh(), want).cfg.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	assert.Contains(t, mm["env"], map[string]any{"name": "MM_TLS_KEY_CERT_PATH", "value": "/etc/trustyai/tls/tls.crt"})
 	assert.Equal(t, []any{map[string]any{"name": "trustyaiservice-sample-internal", "mountPath": "/etc/trustyai/tls", "readOnly": true}}, mm["volumeMounts"])
@@ -124,14 +125,14 @@ func TestWiringEventsHaveUpstreamsReason(t *testing.T) {
 	isvc := inferenceService("raw", "RawDeployment")
 	k, got, rec := wiringKind(t, d, isvc)
 
-	outs, err := k.wireModelMesh(context.Background(), cr, tlsCertManager)
+	outs, err := k.wireModelMesh(context.Background(), cr, platform.TLSCertManager)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	assert.Equal(t, configured, outs[0].state)
 	require.Len(t, got.objs, 1)
 	assert.Equal(t, []string{"Normal InferenceServiceConfigured ModelMesh Deployment modelmesh-serving-ovms sends its payloads to https://trustyaiservice-sample.team-a.svc/consumer/kserve/v2"}, events(rec))
 
-	outs, err = k.wireInferenceServices(context.Background(), cr, loggerURL(cr, tlsCertManager), false)
+	outs, err = k.wireInferenceServices(context.Background(), cr, loggerURL(cr, platform.TLSCertManager), false)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	assert.Equal(t, []string{"Normal InferenceServiceConfigured InferenceService raw logs its inferences to https://trustyaiservice-sample.team-a.svc.cluster.local"}, events(rec))
@@ -144,7 +145,7 @@ func TestWiringEventsHaveUpstreamsReason(t *testing.T) {
 	byKubectl.APIVersion, byKubectl.Operation = "apps/v1", metav1.ManagedFieldsOperationUpdate
 	d.ManagedFields = []metav1.ManagedFieldsEntry{byKubectl}
 	k, got, rec = wiringKind(t, d)
-	outs, err = k.wireModelMesh(context.Background(), cr, tlsCertManager)
+	outs, err = k.wireModelMesh(context.Background(), cr, platform.TLSCertManager)
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	assert.Equal(t, configured, outs[0].state)
@@ -158,7 +159,7 @@ func TestWiringEventsHaveUpstreamsReason(t *testing.T) {
 
 func inferenceService(name, mode string, managers ...string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(inferenceServiceGVK)
+	u.SetGroupVersionKind(platform.InferenceService)
 	u.SetNamespace("team-a")
 	u.SetName(name)
 	u.SetUID(types.UID("uid-" + name))
@@ -204,7 +205,7 @@ func TestKServeLoggerOnlyForUpstreamsModes(t *testing.T) {
 		inferenceService("e-none", "", FieldManager), inferenceService("f-modelmesh", "ModelMesh"),
 		inferenceService("g-none-untouched", ""),
 	)
-	url := loggerURL(cr, tlsCertManager)
+	url := loggerURL(cr, platform.TLSCertManager)
 	outs, err := k.wireInferenceServices(context.Background(), cr, url, true)
 	require.NoError(t, err)
 	var wired []string

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
@@ -15,37 +16,11 @@ import (
 // content hash: the pods restart exactly when it changes.
 const AnnotationCABundleHash = "configmap.hash/ca-bundle"
 
-// TLS modes: who creates the serving certificates' Secrets.
-const (
-	tlsOpenShift   = "openshift"
-	tlsCertManager = "cert-manager"
-	tlsNone        = "none"
-)
-
-// cluster is what the translation knows of the target cluster.
-type cluster struct {
-	Route, ServiceMonitor, OpenShift, CertManager, KServe bool
-	// Istio: the DestinationRule and VirtualService APIs (v1beta1), both.
-	Istio bool
-}
-
-// tlsMode is who creates the Secrets <name>-tls and <name>-internal:
-// OpenShift's service CA, cert-manager, or nobody.
-func (p cluster) tlsMode() string {
-	switch {
-	case p.OpenShift:
-		return tlsOpenShift
-	case p.CertManager:
-		return tlsCertManager
-	}
-	return tlsNone
-}
-
 // valuesInputs are what the translation needs besides the CR.
 type valuesInputs struct {
 	Settings     Settings
 	CommonLabels map[string]string
-	Platform     cluster
+	Platform     platform.Cluster
 	// ClaimedStorage is the size the existing PVC requests, nil when there
 	// is none; a smaller spec size is not applied (claims cannot shrink).
 	ClaimedStorage *resource.Quantity
@@ -190,7 +165,7 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 		},
 		Data:    dataValues{Filename: spec.Data.Filename, Format: spec.Data.Format},
 		Metrics: metricsValues{Schedule: spec.Metrics.Schedule, BatchSize: trustyv1.DefaultBatchSize},
-		TLS:     tlsValues{Mode: in.Platform.tlsMode()},
+		TLS:     tlsValues{Mode: in.Platform.TLSMode()},
 		Capabilities: capabilityValues{
 			Route: in.Platform.Route, ServiceMonitor: in.Platform.ServiceMonitor,
 			OpenShift: in.Platform.OpenShift, CertManager: in.Platform.CertManager, Istio: in.Platform.Istio,
@@ -204,7 +179,7 @@ func translate(cr *trustyv1.TrustyAIService, in valuesInputs) (*chartValues, err
 	if v.Storage.DatabaseSecret == "" {
 		v.Storage.DatabaseSecret = dbCredentialsName(cr.Name)
 	}
-	if v.TLS.Mode == tlsCertManager {
+	if v.TLS.Mode == platform.TLSCertManager {
 		v.TLS.IssuerKind, v.TLS.IssuerName = in.Settings.IssuerKind, in.Settings.IssuerName
 	}
 	if spec.Metrics.BatchSize != nil {

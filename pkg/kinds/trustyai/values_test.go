@@ -21,6 +21,7 @@ import (
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/guard"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/naming"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/render"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -44,7 +45,7 @@ func renderValues(t *testing.T, cr *trustyv1.TrustyAIService, in *Inputs) render
 	require.NoError(t, err)
 	caps := release.NewCapabilities()
 	if in.values.Platform.Route {
-		caps = release.NewCapabilities(routeGVK)
+		caps = release.NewCapabilities(platform.Route)
 	}
 	out, err := render.Render(c.Chart, vals, render.Options{ReleaseName: naming.ReleaseName(ReleasePrefix, cr.Namespace, cr.Name), Namespace: cr.Namespace, APIVersions: caps.APIVersions()})
 	require.NoError(t, err)
@@ -79,14 +80,14 @@ func renderValues(t *testing.T, cr *trustyv1.TrustyAIService, in *Inputs) render
 // was every tenant's) and TLS at the ingress controller.
 func TestIngressOnlyWithADomain(t *testing.T) {
 	cr := sample(t, nil)
-	offline := inputs(defaults, release.NewCapabilities(certificateGVK))
+	offline := inputs(defaults, release.NewCapabilities(platform.Certificate))
 	r := renderValues(t, cr, offline)
 	assert.Zero(t, r.kinds["Ingress"], "no domain: nothing exposed")
 	assert.Zero(t, r.kinds["Route"])
 
 	s := defaults
 	s.IngressDomain, s.IngressClass = "apps.example.com", "nginx-internal"
-	r = renderValues(t, cr, inputs(s, release.NewCapabilities(certificateGVK)))
+	r = renderValues(t, cr, inputs(s, release.NewCapabilities(platform.Certificate)))
 	require.NotNil(t, r.ingress)
 	host := "trustyaiservice-sample.team-a.apps.example.com"
 	assert.Equal(t, ptr.To("nginx-internal"), r.ingress.Spec.IngressClassName)
@@ -96,11 +97,11 @@ func TestIngressOnlyWithADomain(t *testing.T) {
 	assert.Equal(t, []networkingv1.IngressTLS{{Hosts: []string{host}}}, r.ingress.Spec.TLS)
 
 	s.IngressClass = ""
-	r = renderValues(t, cr, inputs(s, release.NewCapabilities(certificateGVK)))
+	r = renderValues(t, cr, inputs(s, release.NewCapabilities(platform.Certificate)))
 	require.NotNil(t, r.ingress)
 	assert.Nil(t, r.ingress.Spec.IngressClassName, "the cluster's default class")
 
-	r = renderValues(t, cr, inputs(s, release.NewCapabilities(routeGVK, sccGVK)))
+	r = renderValues(t, cr, inputs(s, release.NewCapabilities(platform.Route, platform.SCC)))
 	assert.Zero(t, r.kinds["Ingress"], "a Route where the Route API exists, as upstream")
 	assert.Equal(t, 1, r.kinds["Route"])
 }
@@ -152,7 +153,7 @@ func TestFolderCollidingWithAMountIsRefused(t *testing.T) {
 		"/etc/pki":                     "/etc/pki/ai-stack-operator",
 		"/etc/pki/ai-stack-operator/x": "/etc/pki/ai-stack-operator",
 	}
-	for _, platform := range []release.Capabilities{release.NewCapabilities(), release.NewCapabilities(sccGVK, routeGVK)} {
+	for _, platform := range []release.Capabilities{release.NewCapabilities(), release.NewCapabilities(platform.SCC, platform.Route)} {
 		in := inputs(defaults, platform).values
 		for folder, collides := range refused {
 			for _, mode := range []string{"PVC", "migration"} {
@@ -175,7 +176,7 @@ func TestFolderCollidingWithAMountIsRefused(t *testing.T) {
 	// Next to the mounts, not in them: accepted, and every mount path of the
 	// container is apart from every other, with every mount on.
 	for _, folder := range []string{"/inputs", "/etc/tls/internal2", "/etc/tlsdata", "/etc/pki-data", "/etc/tls-db", "/data/etc/tls/internal"} {
-		for _, platform := range []release.Capabilities{release.NewCapabilities(), release.NewCapabilities(certificateGVK), release.NewCapabilities(sccGVK, routeGVK)} {
+		for _, platform := range []release.Capabilities{release.NewCapabilities(), release.NewCapabilities(platform.Certificate), release.NewCapabilities(platform.SCC, platform.Route)} {
 			cr := sample(t, func(cr *trustyv1.TrustyAIService) {
 				cr.Spec.Storage = trustyv1.StorageSpec{Format: trustyv1.StorageDatabase, Folder: folder, Size: "1Gi"}
 			})
@@ -204,7 +205,7 @@ func TestFolderCollidingWithAMountIsRefused(t *testing.T) {
 // names are fixed, never derived from the CR's name.
 func TestLongNamesRenderValidObjects(t *testing.T) {
 	for _, name := range []string{strings.Repeat("t", 54), strings.Repeat("t", 55), strings.Repeat("t", 59), "a-" + strings.Repeat("9", 57)} {
-		for _, platform := range []release.Capabilities{release.NewCapabilities(), release.NewCapabilities(certificateGVK), release.NewCapabilities(sccGVK, routeGVK)} {
+		for _, platform := range []release.Capabilities{release.NewCapabilities(), release.NewCapabilities(platform.Certificate), release.NewCapabilities(platform.SCC, platform.Route)} {
 			for _, format := range []string{trustyv1.StoragePVC, trustyv1.StorageDatabase} {
 				cr := sample(t, func(cr *trustyv1.TrustyAIService) {
 					cr.Name, cr.Namespace = name, strings.Repeat("n", 63)

@@ -128,13 +128,13 @@ func (k *Kind) wire(ctx context.Context, cr *trustyv1.TrustyAIService, in *Input
 	}
 	var outs []outcome
 	if p.KServe {
-		o, err := k.wireInferenceServices(ctx, cr, loggerURL(cr, p.tlsMode()), s.Serverless)
+		o, err := k.wireInferenceServices(ctx, cr, loggerURL(cr, p.TLSMode()), s.Serverless)
 		if err != nil {
 			return wiring{}, err
 		}
 		outs = append(outs, o...)
 	}
-	o, err := k.wireModelMesh(ctx, cr, p.tlsMode())
+	o, err := k.wireModelMesh(ctx, cr, p.TLSMode())
 	if err != nil {
 		return wiring{}, err
 	}

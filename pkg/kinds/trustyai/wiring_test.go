@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 )
 
 func modelMesh(env ...corev1.EnvVar) *appsv1.Deployment {
@@ -86,9 +87,9 @@ func TestValueEditJSONPatch(t *testing.T) {
 
 func TestPlanModelMesh(t *testing.T) {
 	cr := sample(t, nil)
-	tlsWant := modelMeshWantOf(cr, tlsCertManager)
+	tlsWant := modelMeshWantOf(cr, platform.TLSCertManager)
 	assert.Equal(t, modelMeshWant{URL: "https://trustyaiservice-sample.team-a.svc/consumer/kserve/v2", Secret: "trustyaiservice-sample-internal", Volume: "trustyaiservice-sample-internal"}, tlsWant)
-	plainWant := modelMeshWantOf(cr, tlsNone)
+	plainWant := modelMeshWantOf(cr, platform.TLSNone)
 	assert.Equal(t, modelMeshWant{URL: "http://trustyaiservice-sample.team-a.svc/consumer/kserve/v2"}, plainWant, "no certificate, no volume")
 
 	// Nobody set the variable: applied, with the certificate.
@@ -265,8 +266,8 @@ func TestLastWriter(t *testing.T) {
 
 func TestWiringHelpers(t *testing.T) {
 	cr := sample(t, nil)
-	assert.Equal(t, "http://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, tlsNone), "no certificate: http")
-	assert.Equal(t, "https://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, tlsCertManager))
+	assert.Equal(t, "http://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, platform.TLSNone), "no certificate: http")
+	assert.Equal(t, "https://trustyaiservice-sample.team-a.svc.cluster.local", loggerURL(cr, platform.TLSCertManager))
 	isvc := func(mode string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		if mode != "" {
