@@ -94,13 +94,12 @@ func (r *Reconciler) valuesDigest(vals map[string]any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// apply installs, upgrades or repairs the release. It upgrades only when the
-// values or the chart differ from the deployed release's, so that an
-// unchanged CR costs reads only. Every install and upgrade goes through the
-// gate (the chart's policy and the ownership of every name), and drift
-// repair checks the stored manifest the same way before it writes.
 // apply installs or upgrades the release, or repairs its objects when it is
-// in sync, and returns the release when it is then deployed.
+// in sync, and returns the release when it is then deployed. It upgrades
+// only when the values or the chart differ from the deployed release's, so
+// that an unchanged CR costs reads only. Every install and upgrade goes
+// through the gate (the chart's policy and the ownership of every name), and
+// drift repair checks the stored manifest the same way before it writes.
 func (r *Reconciler) apply(ctx context.Context, hc *helm.Client, obj client.Object, relName string, vals map[string]any) (*helmrelease.Release, *status.Failure, error) {
 	// Whose release this is: the storage serves a CR its own records only,
 	// and the sweep removes records whose CR is gone.

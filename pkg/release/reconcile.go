@@ -134,9 +134,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, hc 
 	timePhase(kind, PhaseGather, start)
 	p.inputs = inputs
 
-	// current is the release apply found or made, when it is deployed.
-	var current *helmrelease.Release
-	var applyErr error
+	var done applied
 	var failure *status.Failure
 	switch {
 	case errors.As(err, &failure):
@@ -146,8 +144,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, hc 
 	case err != nil:
 		return err
 	default:
-		current, applyErr, err = r.prepareApplyFinish(ctx, obj, hc, relName, inputs, vals, p)
-		if err != nil {
+		if done, err = r.prepareApplyFinish(ctx, obj, hc, relName, inputs, vals, p); err != nil {
 			return err
 		}
 	}
@@ -155,7 +152,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, hc 
 	// The status reads the deployed release's objects: apply knows it when
 	// it found the release in sync or installed or upgraded it; otherwise
 	// (a failure, or nothing applied) the records are asked.
-	deployed, err := current, error(nil)
+	deployed, err := done.release, error(nil)
 	if deployed == nil {
 		deployed, err = hc.Store.Deployed(relName)
 	}
@@ -164,7 +161,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, hc 
 		p.obs.Applied = true
 		p.obs.Objects = r.manifests.objects(deployed.Manifest)
 	case !errors.Is(err, helm.ErrNoDeployedReleases) && !errors.Is(err, helm.ErrReleaseNotFound):
-		return errors.Join(applyErr, fmt.Errorf("read release %s: %w", relName, err))
+		return errors.Join(done.err, fmt.Errorf("read release %s: %w", relName, err))
 	case p.obs.Failure != nil:
 		// Nothing deployed, and the manifest refused for objects in its
 		// way: the status reads the objects it renders that exist, whoever
@@ -175,36 +172,46 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, obj client.Object, hc 
 	// An apply error is returned so that the work is retried with backoff,
 	// after the status says why.
 	p.write, p.requeue = true, true
-	return applyErr
+	return done.err
+}
+
+// applied is what prepareApplyFinish did.
+type applied struct {
+	// release is the release apply found in sync or made, when it is
+	// deployed; nil otherwise.
+	release *helmrelease.Release
+	// err is an apply error: returned once the status says why, so that
+	// the work is retried with backoff.
+	err error
 }
 
 // prepareApplyFinish writes what the chart mounts (Prepare: the CA bundle),
 // applies the chart, and then writes what the kind writes outside Helm for
 // the CR's objects (Finish: bindings, wiring), which waits until they passed
-// the gate. It returns the deployed release, an apply error (retried after
-// the status is written) and an error to retry at once.
-func (r *Reconciler) prepareApplyFinish(ctx context.Context, obj client.Object, hc *helm.Client, relName string, inputs any, vals map[string]any, p *pass) (*helmrelease.Release, error, error) {
+// the gate. Its error is one to retry at once; an apply error is in applied,
+// retried after the status is written.
+func (r *Reconciler) prepareApplyFinish(ctx context.Context, obj client.Object, hc *helm.Client, relName string, inputs any, vals map[string]any, p *pass) (applied, error) {
 	kind := r.meta.GVK.Kind
 	start := time.Now()
 	f, err := outsideHelm(r.kind.Prepare(ctx, obj, inputs))
 	timePhase(kind, PhasePrepare, start)
 	if err != nil || f != nil {
 		p.obs.Failure = f
-		return nil, nil, err
+		return applied{}, err
 	}
 	start = time.Now()
 	current, f, applyErr := r.apply(ctx, hc, obj, relName, vals)
 	timePhase(kind, PhaseApply, start)
 	p.obs.Failure = f
 	if current == nil || f != nil || applyErr != nil {
-		return current, applyErr, nil
+		return applied{release: current, err: applyErr}, nil
 	}
 	start = time.Now()
 	finished, err := r.kind.Finish(ctx, obj, inputs)
 	f, err = outsideHelm(err)
 	timePhase(kind, PhasePrepare, start)
 	p.obs.Failure, p.obs.Finished = f, finished
-	return current, nil, err
+	return applied{release: current}, err
 }
 
 // writeStatus computes the CR's status from what the pass learned and
