@@ -1,0 +1,61 @@
+package trustyaifamily
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
+)
+
+// The proxy image in force: the settings key, then the RELATED_IMAGE_
+// variable, then upstream's ConfigMap, then the default.
+func TestProxyImagePrecedence(t *testing.T) {
+	env := []string{EnvProxyImage + "=env/proxy:1"}
+	mine := map[string]string{KeyProxyImage: "mine/proxy:1"}
+	theirs := map[string]string{KeyProxyImage: "upstream/proxy:1"}
+	assert.Equal(t, "mine/proxy:1", ProxyImage(env, mine, theirs))
+	assert.Equal(t, "env/proxy:1", ProxyImage(env, nil, theirs))
+	assert.Equal(t, "upstream/proxy:1", ProxyImage(nil, nil, theirs))
+	assert.Equal(t, DefaultProxyImage, ProxyImage(nil, nil, nil))
+}
+
+// The Ingress settings are read, trimmed and refused with the key named
+// when they cannot make valid hosts.
+func TestIngressSettings(t *testing.T) {
+	domain, class, err := IngressSettings(nil)
+	require.NoError(t, err)
+	assert.Empty(t, domain)
+	assert.Empty(t, class)
+
+	domain, class, err = IngressSettings(map[string]string{KeyIngressDomain: " apps.example.com ", KeyIngressClass: "nginx"})
+	require.NoError(t, err)
+	assert.Equal(t, "apps.example.com", domain)
+	assert.Equal(t, "nginx", class)
+
+	longest := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63)
+	require.LessOrEqual(t, len(longest), MaxIngressDomainLength)
+	_, _, err = IngressSettings(map[string]string{KeyIngressDomain: longest})
+	require.NoError(t, err, "a domain of MaxIngressDomainLength or less")
+
+	for name, c := range map[string]struct {
+		data map[string]string
+		key  string
+		msg  string
+	}{
+		"upper case":      {map[string]string{KeyIngressDomain: "Apps.Example.com"}, KeyIngressDomain, "lowercase DNS domain"},
+		"too long":        {map[string]string{KeyIngressDomain: longest + ".cc"}, KeyIngressDomain, "at most 129 characters"},
+		"label too long":  {map[string]string{KeyIngressDomain: strings.Repeat("a", 64) + ".com"}, KeyIngressDomain, "is over 63 characters"},
+		"class not a DNS": {map[string]string{KeyIngressClass: "Nginx Class"}, KeyIngressClass, "must name an IngressClass"},
+	} {
+		_, _, err := IngressSettings(c.data)
+		var f *status.Failure
+		if assert.ErrorAs(t, err, &f, name) {
+			assert.Equal(t, "operator settings, key "+c.key, f.Field, name)
+			assert.Equal(t, status.ReasonInvalidOperatorSettings, f.Reason, name)
+			assert.Contains(t, f.Message, c.msg, name)
+		}
+	}
+}
