@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	trustyv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/trustyai/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/operator"
 )
 
 // build runs kustomize (the library) on a directory of config/gitops and
@@ -99,28 +100,41 @@ func TestGitOpsExamples(t *testing.T) {
 	assert.Equal(t, csv.Name, sub.Spec.StartingCSV, "startingCSV is this bundle's CSV")
 
 	work := build(t, "workloads")
+	scheme := operator.Scheme()
+	served := map[string]bool{}
+	for _, k := range operator.Served() {
+		served[k.GVK.Kind] = true
+	}
 	kinds := map[string]int{}
 	for key, b := range work {
-		var obj interface{ GetNamespace() string }
-		switch {
-		case strings.HasPrefix(key, "LlamaStackDistribution/"):
-			llsd := &llamav1alpha1.LlamaStackDistribution{}
-			strict(t, b, llsd)
-			obj = llsd
-		case strings.HasPrefix(key, "TrustyAIService/"):
-			tas := &trustyv1.TrustyAIService{}
-			strict(t, b, tas)
-			obj = tas
-		default:
+		kind := strings.Split(key, "/")[0]
+		var tm metav1.TypeMeta
+		require.NoError(t, yaml.Unmarshal(b, &tm))
+		if tm.GroupVersionKind().Group == "" {
+			// The Namespace and what the samples read (ConfigMaps) go first.
+			assert.Empty(t, wave(t, b), key)
 			continue
 		}
-		kinds[strings.Split(key, "/")[0]]++
+		require.True(t, served[kind], "the workloads hold %s, of no kind the operator serves", key)
+		kinds[kind]++
+		typed, err := scheme.New(tm.GroupVersionKind())
+		require.NoError(t, err, key)
+		strict(t, b, typed)
+		obj, err := apimeta.Accessor(typed)
+		require.NoError(t, err)
 		assert.Equal(t, "team-a", obj.GetNamespace(), key)
 		assert.Equal(t, "1", wave(t, b), key)
-		assert.Contains(t, string(b), "SkipDryRunOnMissingResource=true", key)
+		assert.Equal(t, "SkipDryRunOnMissingResource=true", obj.GetAnnotations()["argocd.argoproj.io/sync-options"], key)
 	}
-	assert.Positive(t, kinds["LlamaStackDistribution"], "samples of both kinds")
-	assert.Positive(t, kinds["TrustyAIService"], "samples of both kinds")
+	for kind := range served {
+		assert.Positive(t, kinds[kind], "the workloads hold samples of every kind: none of %s", kind)
+	}
+	// A sample's own annotations stay (the NemoGuardrails sample's).
+	for key, b := range work {
+		if strings.HasPrefix(key, "NemoGuardrails/") {
+			assert.Contains(t, string(b), "security.opendatahub.io/enable-auth", key)
+		}
+	}
 
 	apps := build(t, "argocd")
 	require.Len(t, apps, 2)
