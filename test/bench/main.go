@@ -473,33 +473,42 @@ func run(o options) error {
 // count the TokenReviews and SubjectAccessReviews each authenticated scrape
 // makes it send) and extra flags, and waits for its metrics.
 func startOperator(o options, dir, kubeconfig string, extra ...string) (*exec.Cmd, string, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
 	logPath := o.log
 	if logPath == "" {
 		logPath = filepath.Join(dir, "manager.log")
+	}
+	return startProcess(exec.Command(o.manager), kubeconfig, logPath, func(metricsAddr string) []string {
+		return append([]string{"run", "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
+			"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0"}, extra...)
+	})
+}
+
+// startProcess starts an operator (cmd, its arguments given the metrics
+// address to bind) against the cluster of kubeconfig, its output in
+// logPath, and returns once its metrics answer, with their URL.
+func startProcess(cmd *exec.Cmd, kubeconfig, logPath string, args func(metricsAddr string) []string) (*exec.Cmd, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
 	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, "", err
 	}
-	args := append([]string{"run", "--operator-namespace", "ai-stack-operator-system", "--metrics-insecure",
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0"}, extra...)
-	mgr := exec.Command(o.manager, args...)
-	mgr.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	mgr.Stdout, mgr.Stderr = logFile, logFile
-	if err := mgr.Start(); err != nil {
-		return nil, "", fmt.Errorf("start %s: %w", o.manager, err)
+	defer logFile.Close()
+	cmd.Args = append(cmd.Args[:1], args(fmt.Sprintf("127.0.0.1:%d", port))...)
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	if err := waitFor(30*time.Second, func() error { _, err := writes(metricsURL); return err }); err != nil {
-		_ = mgr.Process.Kill()
-		_, _ = mgr.Process.Wait()
-		return nil, "", fmt.Errorf("the operator's metrics did not come up: %w", err)
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		return nil, "", fmt.Errorf("the metrics of %s did not come up: %w; the end of its log:\n%s", cmd.Path, err, tail(logPath, 20))
 	}
-	return mgr, metricsURL, nil
+	return cmd, metricsURL, nil
 }
 
 // createBatch creates CRs from to to (8 at a time) and returns the time

@@ -64,26 +64,20 @@ func runPeer(ctx context.Context, o options, dir, kubeconfig string, c client.Cl
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	logFile, err := os.Create(filepath.Join(dir, "peer.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	// The flags every kubebuilder-made operator has; its namespace as the
-	// upstream operators read it.
-	cmd := exec.Command(binary, "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--health-probe-bind-address", "0")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "OPERATOR_NAMESPACE=ai-stack-operator-system", "POD_NAMESPACE=ai-stack-operator-system")
+	logPath := filepath.Join(dir, "peer.log")
+	fmt.Fprintf(os.Stderr, "bench: peer %s, %d CRs\n", binary, o.crs)
+	cmd := exec.Command(binary)
+	// Its namespace as the upstream operators read it.
+	cmd.Env = []string{"OPERATOR_NAMESPACE=ai-stack-operator-system", "POD_NAMESPACE=ai-stack-operator-system"}
 	// In its binary's directory: the upstream llama-stack operator reads its
 	// kustomize manifests (manifests/) from the working directory, as its
 	// image holds them.
 	cmd.Dir = filepath.Dir(binary)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	fmt.Fprintf(os.Stderr, "bench: peer %s, %d CRs\n", binary, o.crs)
-	if err := cmd.Start(); err != nil {
+	// The flags every kubebuilder-made operator has.
+	cmd, metricsURL, err := startProcess(cmd, kubeconfig, logPath, func(metricsAddr string) []string {
+		return []string{"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "0"}
+	})
+	if err != nil {
 		return nil, err
 	}
 	stopped := false
@@ -95,10 +89,6 @@ func runPeer(ctx context.Context, o options, dir, kubeconfig string, c client.Cl
 		}
 	}
 	defer stop()
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	if err := waitFor(30*time.Second, func() error { _, err := writes(metricsURL); return err }); err != nil {
-		return nil, fmt.Errorf("its metrics did not come up: %w; the end of its log:\n%s", err, tail(logFile.Name(), 20))
-	}
 	for _, ns := range []string{peerNamespace, peerWarmup} {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return nil, err
@@ -131,15 +121,11 @@ func runPeer(ctx context.Context, o options, dir, kubeconfig string, c client.Cl
 		return nil, err
 	}
 	if err := waitFor(2*time.Minute, func() error { return hasDeployment(ctx, c, peerWarmup) }); err != nil {
-		return nil, fmt.Errorf("warm-up: %w; the end of its log:\n%s", err, tail(logFile.Name(), 20))
+		return nil, fmt.Errorf("warm-up: %w; the end of its log:\n%s", err, tail(logPath, 20))
 	}
 	time.Sleep(2 * time.Second)
 
-	w0, err := writes(metricsURL)
-	if err != nil {
-		return nil, err
-	}
-	r0, err := requests(metricsURL, "GET")
+	w0, r0, err := writesAndReads(metricsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +145,7 @@ func runPeer(ctx context.Context, o options, dir, kubeconfig string, c client.Cl
 	// the upstream llama-stack operator requeues CRs whose servers are not
 	// ready), then the same idle window, whose requests are counted.
 	time.Sleep(10 * time.Second)
-	w1, err := writes(metricsURL)
-	if err != nil {
-		return nil, err
-	}
-	r1, err := requests(metricsURL, "GET")
+	w1, r1, err := writesAndReads(metricsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +154,7 @@ func runPeer(ctx context.Context, o options, dir, kubeconfig string, c client.Cl
 	if err != nil {
 		return nil, err
 	}
-	w2, err := writes(metricsURL)
-	if err != nil {
-		return nil, err
-	}
-	r2, err := requests(metricsURL, "GET")
+	w2, r2, err := writesAndReads(metricsURL)
 	if err != nil {
 		return nil, err
 	}
