@@ -12,6 +12,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ai-stack-operator/ai-stack-operator/charts"
 )
 
 // root is the repository's root.
@@ -32,8 +34,8 @@ func kustomized(t *testing.T, dir string) []string {
 // The lists of kinds kept outside the registry hold every kind it serves,
 // and nothing else: the CRDs and their kustomization, samples of each kind
 // that make demo applies, the editor and viewer roles aggregated into the
-// cluster's edit and view (upstream ships them for every kind), the chart,
-// a kuttl suite. Each one a new kind forgets fails here, naming the file
+// cluster's edit and view (upstream ships them for every kind), the chart
+// embedded in the binary, a kuttl suite. Each one a new kind forgets fails here, naming the file
 // (docs/adding-a-kind.md).
 func TestEveryServedKindIsInEveryList(t *testing.T) {
 	crds := map[string]bool{}
@@ -99,9 +101,10 @@ func TestEveryServedKindIsInEveryList(t *testing.T) {
 				assert.Equal(t, "true", cr.Labels[aggregate], "%s aggregates into the cluster's roles", role)
 			}
 
-			// The chart, and a kuttl suite that creates one.
-			_, err = os.Stat(filepath.Join(root, "charts", k.Chart, "Chart.yaml"))
-			assert.NoError(t, err, "the chart of %s", kind)
+			// The chart, embedded in the binary (charts/embed.go's list), and
+			// a kuttl suite that creates a CR of the kind.
+			_, err = charts.Load(k.Chart)
+			assert.NoError(t, err, "the chart of %s: add it to charts/embed.go's go:embed line", kind)
 			suites, err := filepath.Glob(filepath.Join(root, "test", "e2e", "*", "*.yaml"))
 			require.NoError(t, err)
 			found = false
