@@ -1,6 +1,8 @@
 package evalhub
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -143,4 +145,17 @@ func namespaceList(data map[string]string, key string) ([]string, error) {
 		out = append(out, ns)
 	}
 	return out, nil
+}
+
+// settings reads the operator's settings and upstream's ConfigMap.
+func (k *Kind) settings(ctx context.Context) (Settings, error) {
+	data, err := k.SettingsData(ctx)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read operator settings: %w", err)
+	}
+	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
+	}
+	return ParseSettings(k.Env(), data, upstream, k.OperatorNamespace)
 }

@@ -1,6 +1,7 @@
 package evalhub
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalhubv1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/evalhub/v1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
@@ -211,4 +213,36 @@ func mcpReadyCondition(o observed) metav1.Condition {
 		return status.True(status.TypeReady, "DeploymentReady", "All MCP replicas are ready")
 	}
 	return status.False(status.TypeReady, "DeploymentNotReady", fmt.Sprintf("Waiting for MCP deployment (%d/%d replicas ready)", d.Status.ReadyReplicas, d.Status.Replicas))
+}
+
+// Status implements release.Kind: the Deployments through the cache.
+func (k *Kind) Status(ctx context.Context, cr *evalhubv1.EvalHub, in *Inputs, obs release.Observation) error {
+	o := observed{
+		Observed: status.Observed{Generation: cr.Generation, Failure: obs.Failure, Now: obs.Now},
+		Spec:     cr.Spec, Namespace: cr.Namespace, Name: cr.Name,
+	}
+	if res, ok := obs.Finished.(*GrantResult); ok && res != nil {
+		o.Grants = res
+	}
+	if in != nil {
+		o.Trust = in.trust
+		o.MissingProviders, o.MissingCollections = in.missingProviders, in.missingCollections
+		o.Gathered = true
+	}
+	for _, ref := range obs.Objects {
+		if ref.Kind != "Deployment" {
+			continue
+		}
+		d, err := release.GetRendered(ctx, k.Deps, cr.Namespace, ref.Name, &appsv1.Deployment{})
+		if err != nil {
+			return err
+		}
+		if ref.Name == cr.Name {
+			o.Deployment = d
+		} else {
+			o.MCPDeployment, o.MCPRendered = d, true
+		}
+	}
+	cr.Status = computeStatus(cr.Status, o)
+	return nil
 }

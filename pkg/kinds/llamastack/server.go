@@ -1,8 +1,6 @@
 package llamastack
 
 import (
-	"time"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
@@ -53,13 +51,4 @@ func infoOf(a stackserver.Answer) serverInfo {
 		})
 	}
 	return info
-}
-
-// Recheck implements release.Rechecker: a CR whose server is being asked is
-// reconciled again soon, to take the answer.
-func (k *Kind) Recheck(cr *llamav1alpha1.LlamaStackDistribution) time.Duration {
-	if k.servers().Owed(cr.UID) {
-		return stackserver.Recheck
-	}
-	return 0
 }

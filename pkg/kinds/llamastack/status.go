@@ -1,12 +1,20 @@
 package llamastack
 
 import (
+	"context"
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
@@ -158,4 +166,103 @@ func setDistribution(st *llamav1alpha1.LlamaStackDistributionStatus, o observed)
 		now := o.Now
 		st.Version.LastUpdated = &now
 	}
+}
+
+// Status implements release.Kind: it reads the rendered objects back (the
+// Deployment, Service and PVC through the cache, a Route from the API
+// server) and computes the status from them.
+func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.Observation) error {
+	o := observe(cr, in, obs, k.OperatorVersion)
+	var err error
+	if name := obs.Find("Deployment"); name != "" {
+		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+	}
+	if name := obs.Find("Service"); name != "" {
+		svc, err := release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.Service{})
+		if err != nil {
+			return err
+		}
+		o.ServiceFound = svc != nil
+	}
+	// The server is asked only while its pods are ready for the
+	// Deployment's current generation, at most once a minute.
+	// A server that requires client certificates is not asked: the
+	// operator has none to give (HealthCheck says so).
+	o.ServerRequiresClientCerts = serves(cr) == servesMTLS
+	if o.ServiceFound && o.ServiceURL != "" && !o.ServerRequiresClientCerts && o.Deployment != nil && o.Deployment.Status.AvailableReplicas > 0 && status.DeploymentCondition(o.Deployment, o.Replicas).Status == metav1.ConditionTrue {
+		answer, known := k.servers().Info(cr.UID, fmt.Sprintf("%d %s", o.Deployment.Generation, o.ServiceURL), o.ServiceURL)
+		info := infoOf(answer)
+		o.Server, o.ServerAsked = &info, true
+		if !known {
+			o.Server = nil
+		}
+	}
+	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.StorageRequested != nil {
+		if o.Claim, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
+			return err
+		}
+	}
+	switch {
+	case obs.Find("Route") != "":
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(platform.Route)
+		route, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
+		if err != nil {
+			return err
+		}
+		o.RouteURL = status.RouteURL(route)
+	case obs.Find("Ingress") != "":
+		ing, err := release.GetRendered(ctx, k.Deps, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
+		if err != nil {
+			return err
+		}
+		o.RouteURL = status.IngressURL(ing)
+	}
+	cr.Status = computeStatus(cr.Status, o)
+	return nil
+}
+
+// observe is what the status derives from the CR, its inputs and the
+// reconcile, before the rendered objects are read back.
+func observe(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.Observation, operatorVersion string) observed {
+	o := observed{
+		Observed:        status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Deleting: obs.Deleting, Now: obs.Now},
+		Replicas:        cr.Spec.Replicas,
+		OperatorVersion: operatorVersion,
+	}
+	if as := cr.Spec.Server.Autoscaling; as != nil {
+		// The HPA owns the count; ready means at least its minimum is available.
+		o.Replicas = *podspec.HPAMinReplicas(cr.Spec.Replicas, as.MinReplicas, as.MaxReplicas)
+	}
+	o.AllowedFrom = allowedFromCondition(cr.Spec.Network)
+	if in != nil {
+		o.AvailableDistributions = in.settings.Distributions
+		o.Trust = in.trust
+	}
+	// As upstream: the distribution's name, or "custom" for an image.
+	o.ActiveDistribution = cr.Spec.Server.Distribution.Name
+	if o.ActiveDistribution == "" {
+		o.ActiveDistribution = "custom"
+	}
+	if name := obs.Find("Service"); name != "" {
+		port := cr.Spec.Server.ContainerSpec.Port
+		if port == 0 {
+			port = llamav1alpha1.DefaultServerPort
+		}
+		scheme := "http"
+		if serves(cr) != servesHTTP {
+			scheme = "https"
+		}
+		o.ServiceURL = fmt.Sprintf("%s://%s.%s.svc.cluster.local:%d", scheme, name, cr.Namespace, port)
+	}
+	if st := cr.Spec.Server.Storage; st != nil {
+		size := resource.MustParse(llamav1alpha1.DefaultStorageSize)
+		if st.Size != nil {
+			size = *st.Size
+		}
+		o.StorageRequested = &size
+	}
+	return o
 }

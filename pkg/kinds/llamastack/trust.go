@@ -2,7 +2,6 @@ package llamastack
 
 import (
 	"context"
-	"slices"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
@@ -56,30 +55,4 @@ func (k *Kind) Prepare(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribu
 func (k *Kind) Cleanup(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution) error {
 	k.servers().Forget(cr.UID)
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
-}
-
-// SharedConfigMaps implements release.ConfigMapReader: the operator's
-// settings and upstream's operator ConfigMap, read by every CR.
-func (k *Kind) SharedConfigMaps() []string { return k.SharedConfigMapsWith(UpstreamConfigMap) }
-
-// ConfigMapRefs implements release.ConfigMapReader: the ConfigMaps a CR
-// reads, as "namespace/name"; a change to any of them reconciles the CR.
-func (*Kind) ConfigMapRefs(cr *llamav1alpha1.LlamaStackDistribution) []string {
-	refs := []string{cr.Namespace + "/" + trust.ODHBundle}
-	if uc := cr.Spec.Server.UserConfig; uc != nil {
-		ns := uc.ConfigMapNamespace
-		if ns == "" {
-			ns = cr.Namespace
-		}
-		refs = append(refs, ns+"/"+uc.ConfigMapName)
-	}
-	if tc := cr.Spec.Server.TLSConfig; tc != nil && tc.CABundle != nil {
-		ns := tc.CABundle.ConfigMapNamespace
-		if ns == "" {
-			ns = cr.Namespace
-		}
-		refs = append(refs, ns+"/"+tc.CABundle.ConfigMapName)
-	}
-	slices.Sort(refs)
-	return slices.Compact(refs)
 }

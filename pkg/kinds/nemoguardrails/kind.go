@@ -2,10 +2,6 @@ package nemoguardrails
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,7 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,134 +59,9 @@ func Meta() release.Meta {
 	}
 }
 
-// Inputs are what Gather reads for one CR.
-type Inputs struct {
-	values valuesInputs
-	// trust is the outcome of the CA sources; zero offline.
-	trust trust.Outcome
-	// stored is the merged bundle ConfigMap as it is now, nil when absent.
-	stored *cabundle.Stored
-	// binding is the operator's proxy binding as Gather read it (auth
-	// only); bindingConflict stops the CR before anything is applied.
-	binding         *rbacv1.ClusterRoleBinding
-	bindingConflict error
-}
-
 // bundle is the I/O of the CR's merged CA bundle.
 func (k *Kind) bundle() cabundle.Store {
 	return k.Bundle(nemov1alpha1.GroupVersion.WithKind(nemov1alpha1.Kind))
-}
-
-// settings reads the operator's settings and upstream's ConfigMap.
-func (k *Kind) settings(ctx context.Context) (Settings, error) {
-	data, err := k.SettingsData(ctx)
-	if err != nil {
-		return Settings{}, fmt.Errorf("read operator settings: %w", err)
-	}
-	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
-	if err != nil {
-		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
-	}
-	return ParseSettings(k.Env(), data, upstream)
-}
-
-// Gather implements release.Kind: the settings, the platform, the
-// configurations' ConfigMaps (hashed; a missing one stops the CR with the
-// field to fix), the CA sources and, with auth, the proxy binding.
-// Read-only.
-func (k *Kind) Gather(ctx context.Context, cr *nemov1alpha1.NemoGuardrails) (*Inputs, error) {
-	s, err := k.settings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	caps, err := k.Capabilities()
-	if err != nil {
-		return nil, err
-	}
-	in := &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}
-	if in.values.ConfigHash, err = k.configHash(ctx, cr); err != nil {
-		return nil, err
-	}
-
-	g, err := k.bundle().Gather(ctx, cr, bundleName(cr.Name), func(stored *cabundle.Stored, conflict error) trust.Request {
-		return trustRequest(cr, in.values, stored, conflict)
-	})
-	if err != nil {
-		return nil, err
-	}
-	in.trust, in.stored = g.Outcome, g.Stored
-	if g.Conflict != nil {
-		return in, g.Conflict
-	}
-	if g.MountHash != "" {
-		in.values.TrustConfigMap, in.values.TrustHash = bundleName(cr.Name), g.MountHash
-	}
-	{
-		// Read without auth too: a binding left from when auth was on goes.
-		in.binding, err = proxybinding.Read(ctx, k.APIReader, binding(cr))
-		var failure *status.Failure
-		switch {
-		case errors.As(err, &failure):
-			if authRequired(cr) {
-				in.bindingConflict = failure
-			}
-		case err != nil:
-			return nil, err
-		}
-	}
-	return in, nil
-}
-
-// configHash reads the configurations' ConfigMaps and hashes their names and
-// contents in spec order.
-func (k *Kind) configHash(ctx context.Context, cr *nemov1alpha1.NemoGuardrails) (string, error) {
-	if err := checkConfigs(cr.Spec.NemoConfigs); err != nil {
-		return "", err // Values says it
-	}
-	h := sha256.New()
-	for i, c := range cr.Spec.NemoConfigs {
-		for j, name := range c.ConfigMaps {
-			cm, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, name, &corev1.ConfigMap{})
-			if err != nil {
-				return "", fmt.Errorf("read ConfigMap %s: %w", name, err)
-			}
-			if cm == nil {
-				return "", &status.Failure{Reason: "ConfigMapNotFound", Field: fmt.Sprintf("spec.nemoConfigs[%d].configMaps[%d]", i, j), Message: fmt.Sprintf("ConfigMap %s/%s does not exist; create it with the files of configuration %q (config.yaml, rails.co, actions.py, ...) or correct the name", cr.Namespace, name, c.Name)}
-			}
-			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", c.Name, name, trust.ContentHash(cm.Data, cm.BinaryData))
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// trustRequest: the user's caBundleConfig, Open Data Hub's bundle, on
-// OpenShift the service CA injected into <name>-ca-bundle, and the public
-// roots (the bundle replaces /etc/ssl/certs).
-func trustRequest(cr *nemov1alpha1.NemoGuardrails, v valuesInputs, stored *cabundle.Stored, conflict error) trust.Request {
-	req := trust.Request{Namespace: cr.Namespace, PublicRoots: true, Conflict: conflict,
-		CrossNamespace: v.Settings.CrossNamespaceCABundles, CrossNamespaceSetting: KeyCrossNamespaceCABundles}
-	if c := cr.Spec.CABundleConfig; c != nil {
-		req.Explicit = &trust.Reference{Field: "spec.caBundleConfig", Namespace: c.ConfigMapNamespace, Name: c.ConfigMapName, Keys: c.ConfigMapKeys}
-	}
-	if v.Platform.OpenShift {
-		req.Injected = []string{serviceCAName(cr.Name)}
-	}
-	if stored != nil {
-		req.LastGood = stored.Hash
-	}
-	return req
-}
-
-// OfflineInputs implements release.Offline: the default images, the
-// settings render was given, no CA bundle, no ConfigMap read.
-func (k *Kind) OfflineInputs(_ *nemov1alpha1.NemoGuardrails, caps release.Capabilities) (*Inputs, error) {
-	data, _ := k.SettingsData(context.Background())
-	upstream, _ := k.OperatorConfigMapData(context.Background(), trustyaifamily.UpstreamConfigMap)
-	s, err := ParseSettings(k.Env(), data, upstream)
-	if err != nil {
-		return nil, err
-	}
-	return &Inputs{values: valuesInputs{Settings: s, Platform: platform.ClusterOf(caps), CommonLabels: map[string]string{release.LabelManaged: "true"}}}, nil
 }
 
 // Values implements release.Kind.
@@ -299,32 +169,3 @@ const (
 	labelOwnerNamespace = "trustyai.opendatahub.io/owner-namespace"
 	labelOwnerName      = "trustyai.opendatahub.io/owner-name"
 )
-
-// Status implements release.Kind: the Deployment through the cache, the
-// Route from the API server.
-func (k *Kind) Status(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *Inputs, obs release.Observation) error {
-	o := observed{
-		Observed: status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now},
-		Replicas: replicas(cr), RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
-		MCPGateway: cr.Spec.Template != nil && cr.Spec.Template.Pod != nil && cr.Spec.Template.Pod.MCPGateway != nil,
-		UserCA:     cr.Spec.CABundleConfig != nil, Namespace: cr.Namespace, Name: cr.Name,
-	}
-	if in != nil {
-		o.Trust, o.OpenShift = in.trust, in.values.Platform.OpenShift
-	}
-	var err error
-	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
-			return err
-		}
-	}
-	if name := obs.Find("Route"); name != "" {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(platform.Route)
-		if o.Route, err = release.GetOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
-			return err
-		}
-	}
-	cr.Status = computeStatus(cr.Status, o)
-	return nil
-}

@@ -1,6 +1,9 @@
 package nemoguardrails
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
 )
@@ -50,4 +53,17 @@ func ParseSettings(environ []string, data, upstream map[string]string) (Settings
 		return s, err
 	}
 	return s, nil
+}
+
+// settings reads the operator's settings and upstream's ConfigMap.
+func (k *Kind) settings(ctx context.Context) (Settings, error) {
+	data, err := k.SettingsData(ctx)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read operator settings: %w", err)
+	}
+	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
+	if err != nil {
+		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
+	}
+	return ParseSettings(k.Env(), data, upstream)
 }

@@ -1,6 +1,7 @@
 package nemoguardrails
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trust"
 )
@@ -156,4 +159,33 @@ func caStatus(o observed) *nemov1alpha1.CAStatus {
 		}
 	}
 	return ca
+}
+
+// Status implements release.Kind: the Deployment through the cache, the
+// Route from the API server.
+func (k *Kind) Status(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *Inputs, obs release.Observation) error {
+	o := observed{
+		Observed: status.Observed{Generation: cr.Generation, Failure: obs.Failure, Applied: obs.Applied, Now: obs.Now},
+		Replicas: replicas(cr), RouteRendered: obs.Find("Route") != "", Ingress: obs.Find("Ingress") != "",
+		MCPGateway: cr.Spec.Template != nil && cr.Spec.Template.Pod != nil && cr.Spec.Template.Pod.MCPGateway != nil,
+		UserCA:     cr.Spec.CABundleConfig != nil, Namespace: cr.Namespace, Name: cr.Name,
+	}
+	if in != nil {
+		o.Trust, o.OpenShift = in.trust, in.values.Platform.OpenShift
+	}
+	var err error
+	if name := obs.Find("Deployment"); name != "" {
+		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+	}
+	if name := obs.Find("Route"); name != "" {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(platform.Route)
+		if o.Route, err = release.GetOptional(ctx, k.APIReader, cr.Namespace, name, u); err != nil {
+			return err
+		}
+	}
+	cr.Status = computeStatus(cr.Status, o)
+	return nil
 }

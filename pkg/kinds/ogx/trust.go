@@ -65,32 +65,3 @@ func (k *Kind) Cleanup(ctx context.Context, cr *ogxv1beta1.OGXServer) error {
 	k.setWaiting(cr.UID, false)
 	return k.bundle().Delete(ctx, cr, bundleName(cr.Name))
 }
-
-// SharedConfigMaps implements release.ConfigMapReader: the operator's
-// settings and upstream's operator ConfigMap, read by every CR.
-func (k *Kind) SharedConfigMaps() []string { return k.SharedConfigMapsWith(UpstreamConfigMap) }
-
-// ConfigMapRefs implements release.ConfigMapReader: the ConfigMaps a CR
-// reads, as "namespace/name"; a change to any of them reconciles the CR.
-func (*Kind) ConfigMapRefs(cr *ogxv1beta1.OGXServer) []string {
-	refs := []string{cr.Namespace + "/" + trust.ODHBundle}
-	add := func(ref *ogxv1beta1.ConfigMapKeyRef) {
-		if ref != nil && ref.Name != "" {
-			refs = append(refs, cr.Namespace+"/"+ref.Name)
-		}
-	}
-	add(cr.Spec.OverrideConfig)
-	add(cr.Spec.BaseConfig)
-	if tc := cr.Spec.TLS; tc != nil {
-		if tc.Trust != nil {
-			for i := range tc.Trust.CACertificates {
-				add(&tc.Trust.CACertificates[i])
-			}
-		}
-		if tc.Identity != nil {
-			add(&tc.Identity.Cert)
-		}
-	}
-	slices.Sort(refs)
-	return slices.Compact(refs)
-}
