@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	nemov1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/nemoguardrails/v1alpha1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
@@ -136,6 +137,11 @@ func checkConfigs(configs []nemov1alpha1.NemoConfig) error {
 // translate maps a CR and its inputs to chart values: pure.
 func translate(cr *nemov1alpha1.NemoGuardrails, in valuesInputs) (*chartValues, error) {
 	spec := cr.Spec
+	if errs := validation.IsDNS1035Label(cr.Name); len(errs) > 0 {
+		// The API server takes a DNS subdomain for a custom resource; the
+		// Service (and its port) upstream names after it takes less.
+		return nil, status.Invalid("metadata.name", "%s cannot name the server's Service and its port, which are named after the NemoGuardrails (as upstream's are): %s; create it under a name of lowercase letters, digits and '-' that starts with a letter, at most 63 characters", status.Quote(cr.Name), strings.Join(errs, "; "))
+	}
 	if err := checkConfigs(spec.NemoConfigs); err != nil {
 		return nil, err
 	}
