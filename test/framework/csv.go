@@ -84,9 +84,9 @@ func RunAsContainer(t testing.TB, bin string, c corev1.Container, kubeconfig, op
 	}
 	return func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		// It was stopped (or killed): how it ended says nothing.
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
