@@ -49,6 +49,23 @@ func TestEveryKindHasTheSameLayout(t *testing.T) {
 		}
 		if isHelm {
 			helm = append(helm, e.Name())
+			// The child names are the chart's: names.go is tested against a
+			// render of the chart, for every object.
+			tests, err := filepath.Glob(filepath.Join(kinds, e.Name(), "*_test.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, f := range tests {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found = found || strings.Contains(string(b), "\nfunc TestNamesMatchTheChart(t *testing.T) {")
+			}
+			if !found {
+				t.Errorf("pkg/kinds/%s has no TestNamesMatchTheChart: test names.go against a render of the chart, as pkg/kinds/ogx/names_test.go does", e.Name())
+			}
 		}
 		for _, p := range problems {
 			t.Errorf("pkg/kinds/%s: %s", e.Name(), p)

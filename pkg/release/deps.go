@@ -7,12 +7,16 @@ import (
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/cabundle"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
+	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
 )
 
 // Deps are what every kind needs from the running operator; kinds embed
@@ -120,6 +124,41 @@ func GetOptional[T client.Object](ctx context.Context, reader client.Reader, ns,
 	default:
 		return zero, fmt.Errorf("read %T %s/%s: %w", obj, ns, name, err)
 	}
+}
+
+// ExternalURL is where the release's server is reached from outside the
+// cluster: its Route's URL (read with the API reader: the Route API is
+// optional and not cached) or, where it renders none, its Ingress's; ""
+// while none is known or nothing exposes it.
+func ExternalURL(ctx context.Context, d Deps, ns string, obs Observation) (string, error) {
+	switch {
+	case obs.Find("Route") != "":
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(platform.Route)
+		route, err := GetOptional(ctx, d.APIReader, ns, obs.Find("Route"), u)
+		if err != nil {
+			return "", err
+		}
+		return status.RouteURL(route), nil
+	case obs.Find("Ingress") != "":
+		ing, err := GetRendered(ctx, d, ns, obs.Find("Ingress"), &networkingv1.Ingress{})
+		if err != nil {
+			return "", err
+		}
+		return status.IngressURL(ing), nil
+	}
+	return "", nil
+}
+
+// Rendered reads the release's object of a kind (the first of its
+// manifest) as GetRendered does; nil when the release renders none.
+func Rendered[T client.Object](ctx context.Context, d Deps, ns string, obs Observation, kind string, obj T) (T, error) {
+	name := obs.Find(kind)
+	if name == "" {
+		var zero T
+		return zero, nil
+	}
+	return GetRendered(ctx, d, ns, name, obj)
 }
 
 // GetRendered reads an object the release renders: from the cache, and from

@@ -27,6 +27,15 @@ func Values(v any) (map[string]any, error) {
 	return out, nil
 }
 
+// ValuesOf is Values of a kind's translation, v and its error: a kind's
+// Values method is `return release.ValuesOf(translate(cr, in.values))`.
+func ValuesOf[V any](v V, err error) (map[string]any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return Values(v)
+}
+
 // Releases makes the clients of the operator's releases: records as
 // ConfigMaps in the operator's namespace, each CR's store holding its own
 // records only, objects applied server-side under the field manager

@@ -77,11 +77,7 @@ func Meta() release.Meta {
 
 // Values implements release.Kind.
 func (k *Kind) Values(cr *llamav1alpha1.LlamaStackDistribution, in *Inputs) (map[string]any, error) {
-	v, err := translate(cr, in.values)
-	if err != nil {
-		return nil, err
-	}
-	return release.Values(v)
+	return release.ValuesOf(translate(cr, in.values))
 }
 
 // Conditions implements release.Kind.

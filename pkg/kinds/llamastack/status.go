@@ -6,13 +6,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	llamav1alpha1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/llamastack/v1alpha1"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/status"
@@ -174,10 +171,8 @@ func setDistribution(st *llamav1alpha1.LlamaStackDistributionStatus, o observed)
 func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribution, in *Inputs, obs release.Observation) error {
 	o := observe(cr, in, obs, k.OperatorVersion)
 	var err error
-	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
-			return err
-		}
+	if o.Deployment, err = release.Rendered(ctx, k.Deps, cr.Namespace, obs, "Deployment", &appsv1.Deployment{}); err != nil {
+		return err
 	}
 	if name := obs.Find("Service"); name != "" {
 		svc, err := release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.Service{})
@@ -204,21 +199,8 @@ func (k *Kind) Status(ctx context.Context, cr *llamav1alpha1.LlamaStackDistribut
 			return err
 		}
 	}
-	switch {
-	case obs.Find("Route") != "":
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(platform.Route)
-		route, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
-		if err != nil {
-			return err
-		}
-		o.RouteURL = status.RouteURL(route)
-	case obs.Find("Ingress") != "":
-		ing, err := release.GetRendered(ctx, k.Deps, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
-		if err != nil {
-			return err
-		}
-		o.RouteURL = status.IngressURL(ing)
+	if o.RouteURL, err = release.ExternalURL(ctx, k.Deps, cr.Namespace, obs); err != nil {
+		return err
 	}
 	cr.Status = computeStatus(cr.Status, o)
 	return nil

@@ -174,10 +174,8 @@ func (k *Kind) Status(ctx context.Context, cr *nemov1alpha1.NemoGuardrails, in *
 		o.Trust, o.OpenShift = in.trust, in.values.Platform.OpenShift
 	}
 	var err error
-	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
-			return err
-		}
+	if o.Deployment, err = release.Rendered(ctx, k.Deps, cr.Namespace, obs, "Deployment", &appsv1.Deployment{}); err != nil {
+		return err
 	}
 	if name := obs.Find("Route"); name != "" {
 		u := &unstructured.Unstructured{}

@@ -98,11 +98,7 @@ func Meta() release.Meta {
 
 // Values implements release.Kind.
 func (k *Kind) Values(cr *ogxv1beta1.OGXServer, in *Inputs) (map[string]any, error) {
-	v, err := translate(cr, in.values)
-	if err != nil {
-		return nil, err
-	}
-	return release.Values(v)
+	return release.ValuesOf(translate(cr, in.values))
 }
 
 // Conditions implements release.Kind.

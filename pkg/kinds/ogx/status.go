@@ -6,16 +6,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	ogxv1beta1 "github.com/ai-stack-operator/ai-stack-operator/pkg/apis/ogx/v1beta1"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/kinds/ogx/configgen"
-	"github.com/ai-stack-operator/ai-stack-operator/pkg/platform"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/podspec"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/release"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/stackserver"
@@ -278,10 +275,8 @@ func providersOf(ps []stackserver.Provider) []ogxv1beta1.ProviderInfo {
 func (k *Kind) Status(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs, obs release.Observation) error {
 	o := observe(cr, in, obs, k.OperatorVersion)
 	var err error
-	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
-			return err
-		}
+	if o.Deployment, err = release.Rendered(ctx, k.Deps, cr.Namespace, obs, "Deployment", &appsv1.Deployment{}); err != nil {
+		return err
 	}
 	if name := ownService(cr, obs); name != "" {
 		svc, err := release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.Service{})
@@ -312,22 +307,9 @@ func (k *Kind) Status(ctx context.Context, cr *ogxv1beta1.OGXServer, in *Inputs,
 		}
 	}
 	if n := cr.Spec.Network; n != nil && n.ExternalAccess != nil && n.ExternalAccess.Enabled {
-		url := ""
-		switch {
-		case obs.Find("Route") != "":
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(platform.Route)
-			route, err := release.GetOptional(ctx, k.APIReader, cr.Namespace, obs.Find("Route"), u)
-			if err != nil {
-				return err
-			}
-			url = status.RouteURL(route)
-		case obs.Find("Ingress") != "":
-			ing, err := release.GetRendered(ctx, k.Deps, cr.Namespace, obs.Find("Ingress"), &networkingv1.Ingress{})
-			if err != nil {
-				return err
-			}
-			url = status.IngressURL(ing)
+		url, err := release.ExternalURL(ctx, k.Deps, cr.Namespace, obs)
+		if err != nil {
+			return err
 		}
 		o.ExternalURL = &url
 	}

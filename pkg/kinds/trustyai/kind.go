@@ -76,11 +76,7 @@ func (k *Kind) bundle() cabundle.Store {
 
 // Values implements release.Kind.
 func (k *Kind) Values(cr *trustyv1.TrustyAIService, in *Inputs) (map[string]any, error) {
-	v, err := translate(cr, in.values)
-	if err != nil {
-		return nil, err
-	}
-	return release.Values(v)
+	return release.ValuesOf(translate(cr, in.values))
 }
 
 // Conditions implements release.Kind.

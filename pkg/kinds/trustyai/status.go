@@ -316,10 +316,8 @@ func (k *Kind) Status(ctx context.Context, cr *trustyv1.TrustyAIService, in *Inp
 		}
 	}
 	var err error
-	if name := obs.Find("Deployment"); name != "" {
-		if o.Deployment, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &appsv1.Deployment{}); err != nil {
-			return err
-		}
+	if o.Deployment, err = release.Rendered(ctx, k.Deps, cr.Namespace, obs, "Deployment", &appsv1.Deployment{}); err != nil {
+		return err
 	}
 	if name := obs.Find("PersistentVolumeClaim"); name != "" && o.UsesClaim {
 		if o.Claim, err = release.GetRendered(ctx, k.Deps, cr.Namespace, name, &corev1.PersistentVolumeClaim{}); err != nil {
