@@ -7,6 +7,8 @@
 package trustyaifamily
 
 import (
+	"context"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -18,6 +20,25 @@ import (
 // and switches (upstream's constants.ConfigMap), read from the operator's
 // namespace, never written.
 const UpstreamConfigMap = "trustyai-service-operator-config"
+
+// Reader reads the ConfigMaps the family's settings come from (release.Deps
+// does).
+type Reader interface {
+	SettingsData(ctx context.Context) (map[string]string, error)
+	OperatorConfigMapData(ctx context.Context, name string) (map[string]string, error)
+}
+
+// SettingsData reads the operator's settings and upstream's ConfigMap
+// (UpstreamConfigMap), each nil when it does not exist.
+func SettingsData(ctx context.Context, r Reader) (data, upstream map[string]string, err error) {
+	if data, err = r.SettingsData(ctx); err != nil {
+		return nil, nil, fmt.Errorf("read operator settings: %w", err)
+	}
+	if upstream, err = r.OperatorConfigMapData(ctx, UpstreamConfigMap); err != nil {
+		return nil, nil, fmt.Errorf("read upstream's ConfigMap %s: %w", UpstreamConfigMap, err)
+	}
+	return data, upstream, nil
+}
 
 // The kube-rbac-proxy image in front of every TrustyAI kind's server: the
 // settings key (upstream's name, also read from UpstreamConfigMap), its

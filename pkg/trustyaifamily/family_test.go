@@ -1,6 +1,8 @@
 package trustyaifamily
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -58,4 +60,41 @@ func TestIngressSettings(t *testing.T) {
 			assert.Contains(t, f.Message, c.msg, name)
 		}
 	}
+}
+
+// fakeReader serves the two ConfigMaps by name, or fails.
+type fakeReader struct {
+	settings, upstream map[string]string
+	fail               string
+}
+
+func (f fakeReader) SettingsData(context.Context) (map[string]string, error) {
+	if f.fail == "settings" {
+		return nil, errors.New("forbidden")
+	}
+	return f.settings, nil
+}
+
+func (f fakeReader) OperatorConfigMapData(_ context.Context, name string) (map[string]string, error) {
+	if f.fail == name {
+		return nil, errors.New("timeout")
+	}
+	if name != UpstreamConfigMap {
+		return nil, errors.New("read " + name)
+	}
+	return f.upstream, nil
+}
+
+// The family's settings come from the operator's ConfigMap and upstream's;
+// a failed read says which.
+func TestSettingsData(t *testing.T) {
+	ctx := context.Background()
+	data, upstream, err := SettingsData(ctx, fakeReader{settings: map[string]string{"a": "1"}, upstream: map[string]string{"b": "2"}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "1"}, data)
+	assert.Equal(t, map[string]string{"b": "2"}, upstream)
+	_, _, err = SettingsData(ctx, fakeReader{fail: "settings"})
+	assert.EqualError(t, err, "read operator settings: forbidden")
+	_, _, err = SettingsData(ctx, fakeReader{fail: UpstreamConfigMap})
+	assert.EqualError(t, err, "read upstream's ConfigMap trustyai-service-operator-config: timeout")
 }

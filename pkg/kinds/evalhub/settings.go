@@ -2,7 +2,6 @@ package evalhub
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -149,13 +148,9 @@ func namespaceList(data map[string]string, key string) ([]string, error) {
 
 // settings reads the operator's settings and upstream's ConfigMap.
 func (k *Kind) settings(ctx context.Context) (Settings, error) {
-	data, err := k.SettingsData(ctx)
+	data, upstream, err := trustyaifamily.SettingsData(ctx, k.Deps)
 	if err != nil {
-		return Settings{}, fmt.Errorf("read operator settings: %w", err)
-	}
-	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
-	if err != nil {
-		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
+		return Settings{}, err
 	}
 	return ParseSettings(k.Env(), data, upstream, k.OperatorNamespace)
 }

@@ -2,7 +2,6 @@ package nemoguardrails
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/settings"
 	"github.com/ai-stack-operator/ai-stack-operator/pkg/trustyaifamily"
@@ -57,13 +56,9 @@ func ParseSettings(environ []string, data, upstream map[string]string) (Settings
 
 // settings reads the operator's settings and upstream's ConfigMap.
 func (k *Kind) settings(ctx context.Context) (Settings, error) {
-	data, err := k.SettingsData(ctx)
+	data, upstream, err := trustyaifamily.SettingsData(ctx, k.Deps)
 	if err != nil {
-		return Settings{}, fmt.Errorf("read operator settings: %w", err)
-	}
-	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
-	if err != nil {
-		return Settings{}, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
+		return Settings{}, err
 	}
 	return ParseSettings(k.Env(), data, upstream)
 }

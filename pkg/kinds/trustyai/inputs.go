@@ -43,13 +43,9 @@ type Inputs struct {
 // CA sources, whether <name>-db-ca exists, and the claimed storage.
 // Read-only: what the user owns is never written.
 func (k *Kind) Gather(ctx context.Context, cr *trustyv1.TrustyAIService) (*Inputs, error) {
-	data, err := k.SettingsData(ctx)
+	data, upstream, err := trustyaifamily.SettingsData(ctx, k.Deps)
 	if err != nil {
-		return nil, fmt.Errorf("read operator settings: %w", err)
-	}
-	upstream, err := k.OperatorConfigMapData(ctx, trustyaifamily.UpstreamConfigMap)
-	if err != nil {
-		return nil, fmt.Errorf("read upstream's ConfigMap %s: %w", trustyaifamily.UpstreamConfigMap, err)
+		return nil, err
 	}
 	s, err := ParseSettings(k.Env(), data, upstream)
 	if err != nil {
