@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +22,7 @@ func main() {
 	image := flag.String("image", "", "the manager's image (quay.io/ai-stack-operator/ai-stack-operator:v<version> when empty)")
 	check := flag.Bool("check", false, "write nothing; fail when the files on disk differ")
 	flag.Parse()
-	if err := run(olm.Options{Root: ".", Version: *version, Image: *image, RelatedImages: RelatedImages()}, *check); err != nil {
+	if err := run(olm.Options{Root: ".", Version: *version, Image: *image, RelatedImages: operator.RelatedImages()}, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
@@ -78,14 +77,4 @@ func run(o olm.Options, check bool) error {
 		return fmt.Errorf("stale: %v", drift)
 	}
 	return nil
-}
-
-// RelatedImages are the images the operator deploys: every kind's (its
-// Meta's), under the RELATED_IMAGE_ names the operator reads.
-func RelatedImages() map[string]string {
-	images := map[string]string{}
-	for _, m := range operator.Metas() {
-		maps.Copy(images, m.RelatedImages)
-	}
-	return images
 }

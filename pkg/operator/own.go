@@ -24,6 +24,8 @@ type ownController struct {
 	gvk schema.GroupVersionKind
 	// chart is the embedded chart its controller renders.
 	chart string
+	// relatedImages are the images it deploys, as release.Meta's.
+	relatedImages map[string]string
 	// enabled says whether the options ask for the kind.
 	enabled func(ManagerOptions) bool
 	// cache adds what the controller caches to the manager's cache options.
@@ -44,9 +46,11 @@ type ownSetup struct {
 // lmevalJobController serves LMEvalJob, a job that runs to completion
 // outside the release reconciler.
 var lmevalJobController = &ownController{
-	gvk:     lmv1alpha1.GroupVersion.WithKind("LMEvalJob"),
-	chart:   lmeval.Chart,
-	enabled: func(o ManagerOptions) bool { return o.LMEvalJobs },
+	gvk:   lmv1alpha1.GroupVersion.WithKind("LMEvalJob"),
+	chart: lmeval.Chart,
+	// The job's pod image; its driver is the operator's own image.
+	relatedImages: map[string]string{lmeval.EnvPodImage: lmeval.DefaultPodImage},
+	enabled:       func(o ManagerOptions) bool { return o.LMEvalJobs },
 	cache: func(c *cache.Options) {
 		// The jobs' pods: only the operator's are cached.
 		c.ByObject[&corev1.Pod{}] = cache.ByObject{Label: labels.SelectorFromSet(lmevalcontroller.PodCacheLabels)}

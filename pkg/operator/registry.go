@@ -3,6 +3,7 @@ package operator
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -237,6 +238,22 @@ func metas(ws []watches.Watch) ([]release.Meta, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// RelatedImages are the images every kind deploys by default, by the name
+// of the RELATED_IMAGE_ variable that overrides each: the CSV's
+// relatedImages (what a mirroring tool copies for a disconnected cluster)
+// and its Deployment's environment.
+func RelatedImages() map[string]string {
+	images := map[string]string{}
+	for _, e := range registry {
+		if e.own != nil {
+			maps.Copy(images, e.own.relatedImages)
+			continue
+		}
+		maps.Copy(images, e.meta().RelatedImages)
+	}
+	return images
 }
 
 // OptionalAPIs is the union of the rendered kinds' optional APIs, in registry order.
