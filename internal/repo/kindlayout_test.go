@@ -83,16 +83,7 @@ func TestEveryKindHasTheSameLayout(t *testing.T) {
 // outside doc.go, doc.go missing and a file of the layout missing.
 func TestKindLayoutProblemsAreFound(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, src string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, src string) { writeFile(t, dir, rel, src) }
 	// A Helm kind with Gather in kind.go, a second package comment in
 	// status.go, and no rbac.go.
 	write("a/doc.go", "// Package a is a kind.\npackage a\n")

@@ -31,16 +31,7 @@ func TestNoKindImportsAnotherKind(t *testing.T) {
 // lets a kind import its own subpackages.
 func TestKindCrossingsAreFound(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, src string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, src string) { writeFile(t, dir, rel, src) }
 	write("a/a.go", "package a\nimport _ \""+kindsPath+"a/sub\"\n")
 	write("a/sub/sub.go", "package sub\n")
 	write("b/b.go", "package b\nimport (\n\t\"fmt\"\n\t_ \""+kindsPath+"a\"\n)\nvar _ = fmt.Sprint\n")
@@ -86,4 +77,17 @@ func kindCrossings(kinds string) ([]string, error) {
 	})
 	slices.Sort(out)
 	return out, err
+}
+
+// writeFile writes src to dir/rel, making its folders: a package for a
+// checker to find a problem in.
+func writeFile(t *testing.T, dir, rel, src string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
